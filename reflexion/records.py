@@ -1,0 +1,228 @@
+"""Frozen records shared by the loop, the envs and the memory stores.
+
+Every record serializes itself to a JSON-ready dict and back:
+
+    >>> s = Score(value=-0.5, solved=False, feedback="off by 0.5")
+    >>> Score.from_dict(s.to_dict()) == s
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+JSON = dict[str, Any]
+
+
+class Record:
+    """Mixin: `to_dict` / `from_dict` for frozen dataclasses, recursing into nested records."""
+
+    def to_dict(self) -> JSON:
+        return dataclasses.asdict(self)  # type: ignore[call-overload, no-any-return]
+
+    @classmethod
+    def from_dict(cls, data: JSON) -> Self:
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name in data:
+                kwargs[f.name] = _revive(hints[f.name], data[f.name])
+        return cls(**kwargs)
+
+
+def _revive(hint: Any, value: Any) -> Any:
+    """Turn JSON back into the annotated type: nested records and tuples of them."""
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _revive(inner[0], value) if len(inner) == 1 else value
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return hint.from_dict(value)
+    if origin is tuple:
+        args = typing.get_args(hint)
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
+        return tuple(_revive(item, v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Task(Record):
+    """One problem. `prompt` and `spec` are visible to the model; held-out data stays in the Env."""
+
+    id: str
+    prompt: str
+    spec: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Score(Record):
+    """A signal about one candidate: a number, whether it counts as solved, and a text."""
+
+    value: float
+    solved: bool
+    feedback: str = ""
+
+
+@dataclass(frozen=True)
+class Message(Record):
+    role: str  # "system" | "human" | "ai"
+    content: str
+
+
+@dataclass(frozen=True)
+class Call(Record):
+    """One call of an actor role (an LLM call, or a step of a scripted actor)."""
+
+    role: str
+    prompt: tuple[Message, ...]
+    output: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+    llm: bool = True  # False for scripted actors (quadratic): not counted as LLM calls
+
+
+@dataclass(frozen=True)
+class Attempt(Record):
+    """A candidate and its VISIBLE score. The held-out result is never stored here, so nothing
+    that hands attempts to the actor can leak it."""
+
+    episode: int
+    candidate: str
+    score: Score
+
+
+@dataclass(frozen=True)
+class Turn(Record):
+    """One step of an inline history: an attempt and the feedback written on it (if any)."""
+
+    attempt: Attempt
+    feedback: str | None = None
+
+
+@dataclass(frozen=True)
+class Reflection(Record):
+    """A verbal lesson plus where it came from."""
+
+    id: str
+    text: str
+    run_id: str
+    strategy: str
+    env: str
+    task_id: str
+    seed: int
+    episode: int
+    score: float  # visible score of the attempt this reflection is about
+    created: float  # unix time
+
+
+@dataclass(frozen=True)
+class Recalled(Record):
+    """A reflection returned by a memory, with the similarity that ranked it (None: no ranking)."""
+
+    reflection: Reflection
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class RecallScope(Record):
+    """Who is asking: decides which stored reflections an episode may see.
+
+    A reflection is visible when it is from the same env, from the same task (scope "task") or any
+    task (scope "global"), and either from another run (a shared store carries lessons over), or
+    from this run's same strategy and seed and, for the same task, an earlier episode. The last rule
+    keeps seeds independent and stops a resumed episode from reading its own interrupted future.
+    """
+
+    env: str
+    task_id: str
+    run_id: str
+    strategy: str
+    seed: int
+    episode: int
+    scope: str = "task"  # "task" | "global"
+
+    def admits(self, r: Reflection) -> bool:
+        if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
+            return False
+        if r.run_id != self.run_id:
+            return True
+        same_pair = r.strategy == self.strategy and r.seed == self.seed
+        return same_pair and (r.task_id != self.task_id or r.episode < self.episode)
+
+    def where(self) -> JSON:
+        """The same rule as `admits`, as a Chroma metadata filter."""
+        own = [{"strategy": self.strategy}, {"seed": self.seed}]
+        own.append({"$or": [{"task_id": {"$ne": self.task_id}}, {"episode": {"$lt": self.episode}}]})
+        clauses: list[JSON] = [{"env": self.env}]
+        if self.scope == "task":
+            clauses.append({"task_id": self.task_id})
+        clauses.append({"$or": [{"run_id": {"$ne": self.run_id}}, {"$and": own}]})
+        return {"$and": clauses}
+
+
+@dataclass(frozen=True)
+class Step(Record):
+    """One line of trace.jsonl: a recall, generate, score, evaluate, feedback, refine or reflect."""
+
+    id: str
+    run_id: str
+    strategy: str
+    task_id: str
+    seed: int
+    episode: int
+    kind: str
+    prompt: tuple[Message, ...] = ()
+    output: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Point(Record):
+    """The state after one attempt: the best-so-far and the cumulative cost."""
+
+    episode: int
+    score: float  # visible score of this attempt
+    best_score: float  # best visible score so far (never decreases)
+    best_passed: bool  # held-out verdict on the best-so-far candidate
+    passed: bool  # held-out verdict on this attempt
+    tokens: int  # cumulative tokens so far
+    calls: int  # cumulative LLM calls so far
+
+
+@dataclass(frozen=True)
+class TaskResult(Record):
+    """One line of results.jsonl: one task x strategy x seed."""
+
+    run_id: str
+    env: str
+    task_id: str
+    strategy: str
+    seed: int
+    best_candidate: str
+    best_score: float
+    best_episode: int
+    final_passed: bool  # held-out verdict on the candidate the strategy returns (its best)
+    any_passed: bool  # held-out pass by any attempt (optimistic, as in Self-Refine's GSM8K)
+    attempts: int
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+    curve: tuple[Point, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.strategy, self.task_id, self.seed)
