@@ -23,7 +23,7 @@ class Env(Protocol):
 
 
 class Embedder(Protocol):
-    """Text -> unit vectors. `name` and `dim` are stored with a memory so stores never mix models."""
+    """Text to unit vectors; `name` and `dim` are stored with a memory, so stores never mix."""
 
     name: str
     dim: int

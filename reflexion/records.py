@@ -160,7 +160,9 @@ class RecallScope(Record):
     def where(self) -> JSON:
         """The same rule as `admits`, as a Chroma metadata filter."""
         own = [{"strategy": self.strategy}, {"seed": self.seed}]
-        own.append({"$or": [{"task_id": {"$ne": self.task_id}}, {"episode": {"$lt": self.episode}}]})
+        own.append(
+            {"$or": [{"task_id": {"$ne": self.task_id}}, {"episode": {"$lt": self.episode}}]}
+        )
         clauses: list[JSON] = [{"env": self.env}]
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})

@@ -1,0 +1,5 @@
+"""Tasks with a visible signal (for feedback) and a held-out one (for the reported result)."""
+
+from envs.registry import env_names, make_env, register_env
+
+__all__ = ["env_names", "make_env", "register_env"]

@@ -1,0 +1,71 @@
+"""The original Reflexion code's memory: a plain in-process list, recalled as the last k lessons."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from reflexion.records import Recalled, RecallScope, Reflection
+
+
+class WindowMemory:
+    """The last k admitted reflections, no embeddings, no ranking (`similarity` is None).
+
+    `recall` and `search` return them in the order they were added, OLDEST FIRST (newest last),
+    as the original code pasted its reflection list into the prompt. Re-adding an id replaces the
+    stored reflection and keeps its place. Nothing persists past the process.
+
+        >>> from reflexion.records import RecallScope, Reflection
+        >>> m = WindowMemory()
+        >>> m.add([Reflection("r1", "check the sign", "run", "reflexion-window", "quad", "t1",
+        ...                   seed=0, episode=1, score=-2.0, created=0.0)])
+        >>> scope = RecallScope("quad", "t1", "run", "reflexion-window", seed=0, episode=2)
+        >>> [x.reflection.text for x in m.recall("", scope, k=3)]
+        ['check the sign']
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, Reflection] = {}  # dicts keep insertion order
+        # The runner calls from worker threads; the lock keeps a reader from seeing a half-update.
+        self._lock = threading.Lock()
+
+    def add(self, reflections: Sequence[Reflection]) -> None:
+        """Store reflections; an id already stored is replaced in place (idempotent)."""
+        with self._lock:
+            for r in reflections:
+                self._items[r.id] = r
+
+    def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
+        """The last k reflections that `scope` admits, oldest first; `text` is ignored."""
+        with self._lock:
+            admitted = [r for r in self._items.values() if scope.admits(r)]
+        return _last(admitted, k)
+
+    def search(self, text: str, k: int) -> list[Recalled]:
+        """The last k reflections of any provenance, oldest first; `text` is ignored."""
+        with self._lock:
+            items = list(self._items.values())
+        return _last(items, k)
+
+    def get(self, reflection_id: str) -> Reflection | None:
+        """The reflection with this id, or None."""
+        with self._lock:
+            return self._items.get(reflection_id)
+
+    def reflections(self) -> list[Reflection]:
+        """Every stored reflection, sorted by `created` then id (as ChromaMemory does)."""
+        with self._lock:
+            items = list(self._items.values())
+        return sorted(items, key=lambda r: (r.created, r.id))
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove these reflections; returns how many existed."""
+        with self._lock:
+            return sum(self._items.pop(i, None) is not None for i in set(ids))
+
+
+def _last(items: list[Reflection], k: int) -> list[Recalled]:
+    # subtle: items[-0:] is the whole list, so k <= 0 needs its own branch.
+    if k <= 0:
+        return []
+    return [Recalled(r, None) for r in items[-k:]]

@@ -1,0 +1,152 @@
+"""`reflexion memory list|show|search|export`: what the agent wrote to memory, and why.
+
+    reflexion memory list runs/quadratic-20261122-120000
+    reflexion memory show runs/quadratic-20261122-120000 3f9a0c1d2e4b5a69
+    reflexion memory search runs/quadratic-20261122-120000 "gradient step"
+    reflexion memory export runs/quadratic-20261122-120000 --format md --output lessons.md
+
+PATH is a run folder (its store, and its trace for `show`) or a Chroma store folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from reflexion.errors import UsageError
+from reflexion.records import Reflection, Step
+from reflexion.runfolder import RunFolder
+
+
+def add_memory_parser(sub: Any) -> None:
+    mem = sub.add_parser("memory", help="inspect the reflections stored in a run or store")
+    verbs = mem.add_subparsers(dest="verb", required=True, parser_class=type(mem))
+    for verb, help_text in (
+        ("list", "every reflection with its provenance"),
+        ("show", "one reflection, and every episode that recalled it"),
+        ("search", "reflections most similar to TEXT, with their similarity"),
+        ("export", "all reflections as JSONL or Markdown"),
+    ):
+        p = verbs.add_parser(verb, help=help_text)
+        p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
+        if verb == "show":
+            p.add_argument("id", help="reflection id (from `memory list`)")
+        if verb == "search":
+            p.add_argument("text", help="query text")
+            p.add_argument("--k", type=int, default=5, help="hits to print (default 5)")
+        if verb == "export":
+            p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
+            p.add_argument("--output", type=Path, help="file to write (default: stdout)")
+        p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    from memory.chroma import ChromaMemory
+
+    store, url = _locate(args.path, args.chroma_url)
+    memory = ChromaMemory.open(store, url=url)
+    if args.verb == "list":
+        _print_list(memory.reflections(), memory.info())
+    elif args.verb == "show":
+        found = memory.get(args.id)
+        if found is None:
+            msg = f"no reflection with id {args.id!r} in {store or url}"
+            raise UsageError(msg)
+        print(_describe(found, _recalls_of(args.path, found.id)))
+    elif args.verb == "search":
+        for hit in memory.search(args.text, args.k):
+            print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
+    else:
+        text = _export(memory.reflections(), args.format)
+        if args.output:
+            args.output.write_text(text, encoding="utf-8")
+            print(f"wrote {len(memory.reflections())} reflections to {args.output}")
+        else:
+            print(text, end="")
+    return 0
+
+
+def _locate(path: Path, url: str | None) -> tuple[Path | None, str | None]:
+    """A run folder's store (as its config says), or `path` itself as a store."""
+    if url:
+        return None, url
+    if not path.exists():
+        msg = f"{path} does not exist"
+        raise UsageError(msg)
+    config = RunFolder(path).load_config()
+    if config is None:
+        return path, None
+    if config.get("chroma_url"):
+        return None, str(config["chroma_url"])
+    return Path(config.get("memory") or path / "memory"), None
+
+
+def _line(r: Reflection) -> str:
+    text = " ".join(r.text.split())
+    text = text if len(text) <= 90 else text[:87] + "..."
+    return (
+        f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
+        f"score {r.score:.4g}  | {text}"
+    )
+
+
+def _print_list(reflections: list[Reflection], info: dict[str, Any]) -> None:
+    print(
+        f"{info['count']} reflections in {info['location']} "
+        f"(embedding model {info['embedding_model']}, dim {info['embedding_dim']})"
+    )
+    for r in reflections:
+        print(_line(r))
+
+
+def _recalls_of(path: Path, reflection_id: str) -> list[tuple[Step, float | None, float | None]]:
+    """Every recall step in the run's trace that returned this reflection: the step, its
+    similarity, and the visible score of the attempt made in that episode."""
+    if not (path / "trace.jsonl").exists():
+        return []
+    steps = RunFolder(path).steps()
+    scores = {
+        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
+        for s in steps
+        if s.kind == "score"
+    }
+    found = []
+    for step in steps:
+        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
+            if hit["id"] == reflection_id:
+                key = (step.strategy, step.task_id, step.seed, step.episode)
+                found.append((step, hit["similarity"], scores.get(key)))
+    return found
+
+
+def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | None]]) -> str:
+    lines = [f"{k}: {v}" for k, v in r.to_dict().items() if k != "text"]
+    lines += ["", r.text, ""]
+    if not recalls:
+        lines.append("never recalled in this run folder's trace")
+    for step, similarity, after in recalls:
+        sim = "n/a" if similarity is None else f"{similarity:.3f}"
+        # "helped" compares the attempt made with this lesson in context to the one it was
+        # written about: a hint, not a causal claim (other lessons were recalled alongside).
+        outcome = "" if after is None else f", score {r.score:.4g} -> {after:.4g}"
+        lines.append(
+            f"recalled by {step.strategy} task {step.task_id} seed {step.seed} "
+            f"episode {step.episode} (similarity {sim}{outcome})"
+        )
+    return "\n".join(lines)
+
+
+def _export(reflections: Iterable[Reflection], fmt: str) -> str:
+    if fmt == "jsonl":
+        return "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reflections)
+    parts = ["# Reflections\n"]
+    for r in reflections:
+        parts.append(
+            f"\n## {r.id}: {r.env}/{r.task_id}, episode {r.episode}\n\n"
+            f"- run {r.run_id}, strategy {r.strategy}, seed {r.seed}\n"
+            f"- score of the attempt: {r.score:.6g}\n\n{r.text}\n"
+        )
+    return "".join(parts)

@@ -1,0 +1,152 @@
+"""The run folder: config.json, trace.jsonl, results.jsonl (and the memory store beside them).
+
+Writing is append-only and flushed per record, so a killed run loses at most the line it was
+writing. A half-written last line is dropped (and cut off the file before the next append).
+Re-opening a folder resumes it: finished task x strategy x seed trials are skipped, and the trace
+of trials that were cut off is moved to trace.interrupted.jsonl, so trace.jsonl holds each
+finished trial's steps exactly once.
+
+    >>> folder = RunFolder(Path("runs/demo"))          # doctest: +SKIP
+    >>> done = {r.key for r in folder.results()}        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from reflexion.errors import UsageError
+from reflexion.records import JSON, Step, TaskResult
+
+CONFIG, TRACE, RESULTS, INTERRUPTED = (
+    "config.json",
+    "trace.jsonl",
+    "results.jsonl",
+    "trace.interrupted.jsonl",
+)
+
+
+def read_jsonl(path: Path) -> list[JSON]:
+    """Every complete record in `path`; a torn last line (no newline, or bad JSON) is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    records: list[JSON] = []
+    for number, line in enumerate(lines[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines) - 1:  # subtle: the last line may be torn even with its "\n"
+                break
+            msg = f"{path}: line {number} is not valid JSON; the file is damaged"
+            raise UsageError(msg) from None
+    return records
+
+
+class JsonlLog:
+    """Append-only JSON lines, flushed after every record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        _cut_torn_tail(path)
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+    def append(self, record: JSON) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line with no newline, so the next append starts on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+class RunFolder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._trace: JsonlLog | None = None
+        self._results: JsonlLog | None = None
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG
+
+    def load_config(self) -> JSON | None:
+        if not self.config_path.exists():
+            return None
+        try:
+            data: JSON = json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            msg = f"{self.config_path} is not a readable config: {exc}"
+            raise UsageError(msg) from None
+        return data
+
+    def save_config(self, config: JSON) -> None:
+        """Write config.json atomically (a crash leaves the old or the new one, never half)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.config_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.config_path)
+
+    def results(self) -> list[TaskResult]:
+        return [TaskResult.from_dict(r) for r in read_jsonl(self.path / RESULTS)]
+
+    def steps(self) -> list[Step]:
+        return [Step.from_dict(r) for r in read_jsonl(self.path / TRACE)]
+
+    def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> int:
+        """Move trace steps of trials with no result to trace.interrupted.jsonl; return how many."""
+        done = set(done)
+        trace = self.path / TRACE
+        records = read_jsonl(trace)
+        keep = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) in done]
+        moved = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
+        if not moved:
+            return 0
+        # Append the moved steps first: if we die between the two writes, they exist twice
+        # (once in each file), never zero times.
+        side = JsonlLog(self.path / INTERRUPTED)
+        for record in moved:
+            side.append(record)
+        side.close()
+        _rewrite(trace, keep)
+        return len(moved)
+
+    def write_step(self, step: Step) -> None:
+        if self._trace is None:
+            self._trace = JsonlLog(self.path / TRACE)
+        self._trace.append(step.to_dict())
+
+    def write_result(self, result: TaskResult) -> None:
+        if self._results is None:
+            self._results = JsonlLog(self.path / RESULTS)
+        self._results.append(result.to_dict())
+
+    def close(self) -> None:
+        for log in (self._trace, self._results):
+            if log is not None:
+                log.close()
+        self._trace = self._results = None
+
+
+def _rewrite(path: Path, records: list[Any]) -> None:
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,208 @@
+"""Tasks x strategies x seeds, run concurrently into one run folder, resumable.
+
+From Python, with any langchain-core chat model:
+
+    >>> from reflexion.runner import RunConfig, run
+    >>> results = run(RunConfig(env="quadratic", strategies=("self-refine", "reflexion"),
+    ...                         episodes=5, out="runs/demo"))          # doctest: +SKIP
+    >>> run(RunConfig(env="my-env", strategies=("reflexion",), out="runs/x"),
+    ...     model=ChatOpenAI(model="gpt-4o-mini"))                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envs.registry import make_env
+from reflexion.errors import UsageError
+from reflexion.protocols import Actor, Env, Memory
+from reflexion.records import Record, Task, TaskResult
+from reflexion.runfolder import RunFolder
+from reflexion.strategies import RUNS, Strategy, parse_strategies
+from reflexion.trial import Trial
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+# Fields that change what a trial does: a resumed folder must agree on all of them.
+RESULT_FIELDS = (
+    "env",
+    "episodes",
+    "tasks",
+    "seeds",
+    "k",
+    "scope",
+    "model",
+    "memory",
+    "chroma_url",
+    "embedder",
+)
+
+
+@dataclass(frozen=True)
+class RunConfig(Record):
+    env: str
+    strategies: tuple[str, ...]
+    out: str
+    episodes: int = 4
+    tasks: int | None = None  # the first N tasks of the env; None = all
+    seeds: int = 1
+    k: int = 3
+    scope: str = "task"
+    model: str | None = None
+    memory: str | None = None  # a Chroma store shared across runs; default: OUT/memory
+    chroma_url: str | None = None
+    embedder: str = "all-MiniLM-L6-v2"
+    concurrency: int = 4
+    run_id: str = ""
+
+    def validate(self) -> None:
+        parse_strategies(",".join(self.strategies))
+        for name in ("episodes", "seeds", "k", "concurrency"):
+            if getattr(self, name) < 1:
+                msg = f"--{name} must be at least 1, got {getattr(self, name)}"
+                raise UsageError(msg)
+        if self.tasks is not None and self.tasks < 1:
+            msg = f"--tasks must be at least 1, got {self.tasks}"
+            raise UsageError(msg)
+        if self.scope not in ("task", "global"):
+            msg = f"--scope must be 'task' or 'global', got {self.scope!r}"
+            raise UsageError(msg)
+
+
+def run(
+    config: RunConfig,
+    *,
+    model: BaseChatModel | None = None,
+    env: Env | None = None,
+    progress: bool = False,
+) -> list[TaskResult]:
+    """Run (or resume) every trial of `config`; returns all results in the folder."""
+    config.validate()
+    env = env or make_env(config.env)
+    folder = RunFolder(Path(config.out))
+    config, saved = _bind_folder(folder, config)
+    actor_for = _actors(env, config, model)
+    memories = _memories(config, folder)
+    folder.save_config(saved)  # only once every input has been checked
+    tasks = env.tasks()[: config.tasks]
+    done = {r.key for r in folder.results()}
+    folder.set_aside_unfinished(done)
+    jobs = [
+        (Strategy(s), task, seed)
+        for s in config.strategies
+        for seed in range(config.seeds)
+        for task in tasks
+        if (s, task.id, seed) not in done
+    ]
+    try:
+        asyncio.run(_run_jobs(jobs, config, env, actor_for, memories, folder, progress))
+    finally:
+        folder.close()
+    wanted = {
+        (s, t.id, seed) for s in config.strategies for t in tasks for seed in range(config.seeds)
+    }
+    return [r for r in folder.results() if r.key in wanted]
+
+
+def _bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[str, Any]]:
+    """The config to run with and the config.json to save. A new folder gets a new run id; an
+    existing one must agree on every setting that changes results, and keeps its run id."""
+    old = folder.load_config()
+    if old is None:
+        config = dataclasses.replace(config, run_id=config.run_id or uuid.uuid4().hex[:12])
+        return config, config.to_dict() | {"created": time.time()}
+    for name in RESULT_FIELDS:
+        mine, theirs = getattr(config, name), old.get(name)
+        if mine != theirs:
+            msg = (
+                f"{folder.path} was run with {name}={theirs!r}, not {mine!r}; "
+                "use another --out folder or the same settings to resume"
+            )
+            raise UsageError(msg)
+    strategies = list(dict.fromkeys([*old["strategies"], *config.strategies]))
+    return dataclasses.replace(config, run_id=old["run_id"]), old | {"strategies": strategies}
+
+
+def _actors(env: Env, config: RunConfig, model: BaseChatModel | None) -> Callable[[int], Actor]:
+    if model is None and config.model is not None:
+        from reflexion.models import load_model
+
+        model = load_model(config.model)
+    if model is not None:
+        from reflexion.actor import ChatActor
+
+        actor = ChatActor(model)
+        return lambda seed: actor
+    scripted: Callable[[int], Actor] | None = getattr(env, "actor", None)
+    if scripted is None:
+        msg = f"env {env.name!r} needs a model: pass --model (e.g. openai:gpt-4o-mini)"
+        raise UsageError(msg)
+    return scripted
+
+
+def _memories(config: RunConfig, folder: RunFolder) -> dict[Strategy, Memory]:
+    out: dict[Strategy, Memory] = {}
+    if Strategy.REFLEXION_WINDOW in config.strategies:
+        from memory.window import WindowMemory
+
+        out[Strategy.REFLEXION_WINDOW] = WindowMemory()
+    if Strategy.REFLEXION in config.strategies:
+        from memory.chroma import ChromaMemory
+        from memory.embedders import embedder_for
+
+        path = None if config.chroma_url else Path(config.memory or folder.path / "memory")
+        embedder = embedder_for(config.embedder)
+        out[Strategy.REFLEXION] = ChromaMemory(path, url=config.chroma_url, embedder=embedder)
+        embedder.embed(["warm-up"])  # load the model now, not inside the first trial's timing
+    return out
+
+
+async def _run_jobs(
+    jobs: list[tuple[Strategy, Task, int]],
+    config: RunConfig,
+    env: Env,
+    actor_for: Callable[[int], Actor],
+    memories: dict[Strategy, Memory],
+    folder: RunFolder,
+    progress: bool,
+) -> None:
+    gate = asyncio.Semaphore(config.concurrency)
+    bar = _progress_bar(len(jobs), progress)
+
+    async def one(strategy: Strategy, task: Task, seed: int) -> None:
+        async with gate:
+            trial = Trial(
+                config.run_id,
+                strategy.value,
+                env,
+                task,
+                actor_for(seed),
+                seed,
+                config.episodes,
+                folder.write_step,
+                memories.get(strategy),
+                k=config.k,
+                scope=config.scope,
+            )
+            await RUNS[strategy](trial)
+            folder.write_result(trial.result())
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(one(*job) for job in jobs))
+    finally:
+        bar.close()
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="trials", unit="trial", disable=not enabled or total == 0)

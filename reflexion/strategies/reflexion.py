@@ -1,0 +1,21 @@
+"""`reflexion` and `reflexion-window` (Shinn et al., 2023): a fresh attempt per episode, started
+from lessons recalled from an episodic memory; after a failed episode the model writes a verbal
+reflection that goes into the memory.
+
+The two differ only in the memory the runner hands in: a Chroma vector store ranked by similarity
+(`reflexion`), or the last k reflections in a plain list, as in the original code
+(`reflexion-window`). No reflection is written after the last episode: nothing would read it.
+"""
+
+from reflexion.trial import Trial
+
+
+async def run(trial: Trial) -> None:
+    for episode in range(1, trial.budget + 1):
+        lessons = await trial.recall(episode)
+        call = await trial.ask(trial.actor.generate(trial.task, lessons, sample=0), episode)
+        attempt = await trial.attempt(call, episode)
+        if trial.solved or episode == trial.budget:
+            break
+        reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)
+        await trial.remember(reflection, attempt)

@@ -1,0 +1,16 @@
+"""`resample`: best-of-N independent samples, the best picked by the visible score.
+
+The equal-budget baseline: it spends the same number of candidates as the feedback strategies,
+so any gain they show over it comes from the feedback, not from more tries.
+"""
+
+from reflexion.trial import Trial
+
+
+async def run(trial: Trial) -> None:
+    for sample in range(trial.budget):
+        episode = sample + 1
+        call = await trial.ask(trial.actor.generate(trial.task, (), sample=sample), episode)
+        await trial.attempt(call, episode)
+        if trial.solved:
+            break

@@ -1,0 +1,30 @@
+"""`self-refine` (Madaan et al., 2023): FEEDBACK -> REFINE with the whole history inline.
+
+    y0 = M(p_gen || x)
+    fb_t = M(p_fb || x || y0 || fb0 || ... || y_t)
+    y_t+1 = M(p_refine || x || y0 || fb0 || ... || y_t || fb_t)
+
+Stops at the budget (default 4 candidates), when the feedback says STOP, or when the visible
+score says solved. Nothing is remembered across tasks or episodes.
+"""
+
+from reflexion.prompts import says_stop
+from reflexion.records import Turn
+from reflexion.trial import Trial
+
+
+async def run(trial: Trial) -> None:
+    call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode=1)
+    attempt = await trial.attempt(call, episode=1)
+    history: list[Turn] = []
+    for episode in range(2, trial.budget + 1):
+        if trial.solved:
+            break
+        feedback = await trial.ask(
+            trial.actor.feedback(trial.task, [*history, Turn(attempt)]), episode - 1
+        )
+        if feedback.error or says_stop(feedback.output):
+            break
+        history.append(Turn(attempt, feedback.output))
+        call = await trial.ask(trial.actor.refine(trial.task, history), episode)
+        attempt = await trial.attempt(call, episode)

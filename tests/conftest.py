@@ -1,0 +1,79 @@
+"""Shared test fixtures: a keyword env with a planted held-out secret, and a scripted chat model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+
+from reflexion.records import Score, Task
+
+# Offline by default: nothing in the test run may reach a hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+SECRET = "HELD-OUT-SECRET-7f3a"
+
+
+class KeywordEnv:
+    """Write text with every visible keyword. The held-out check also wants a hidden word, whose
+    feedback carries SECRET: if SECRET ever shows up in a prompt, the held-out signal leaked."""
+
+    name = "keywords"
+
+    def __init__(self, hidden: str = "zebra") -> None:
+        self.hidden = hidden
+        self._tasks = [
+            Task(
+                "k0",
+                "Write one sentence using the words: apple, river.",
+                {"words": ["apple", "river"]},
+            ),
+            Task(
+                "k1",
+                "Write one sentence using the words: cloud, stone.",
+                {"words": ["cloud", "stone"]},
+            ),
+        ]
+
+    def tasks(self) -> list[Task]:
+        return list(self._tasks)
+
+    def score(self, task: Task, candidate: str) -> Score:
+        missing = [w for w in task.spec["words"] if w not in candidate.lower()]
+        found = len(task.spec["words"]) - len(missing)
+        text = "all words used" if not missing else f"missing words: {', '.join(missing)}"
+        return Score(found / len(task.spec["words"]), not missing, text)
+
+    def evaluate(self, task: Task, candidate: str) -> Score:
+        visible = self.score(task, candidate)
+        passed = visible.solved and self.hidden in candidate.lower()
+        return Score(float(passed), passed, f"{SECRET}: hidden word {self.hidden!r}")
+
+
+class CountingModel(GenericFakeChatModel):
+    """GenericFakeChatModel that keeps every prompt it was sent."""
+
+    prompts: list[list[BaseMessage]] = []  # noqa: RUF012 - pydantic field, copied per instance
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted(replies: Sequence[str]) -> CountingModel:
+    """A fake chat model that answers `replies` in order and fails on one call too many."""
+    messages: Iterator[AIMessage] = iter(
+        AIMessage(r, usage_metadata={"input_tokens": 10, "output_tokens": 3, "total_tokens": 13})
+        for r in replies
+    )
+    return CountingModel(messages=messages, prompts=[])
+
+
+@pytest.fixture
+def keyword_env() -> KeywordEnv:
+    return KeywordEnv()

@@ -1,0 +1,153 @@
+"""The `reflexion` command as a user meets it: tables, memory inspection, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reflexion.cli import main
+from reflexion.runfolder import RunFolder
+
+FAST = ["--embedder", "hash-64", "--no-progress"]
+
+
+def test_compare_prints_the_table_and_writes_comparison_json(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "cmp"
+    code = main(
+        [
+            "compare",
+            "--env",
+            "quadratic",
+            "--strategies",
+            "self-refine,reflexion,reflexion-window",
+            "--episodes",
+            "5",
+            "--out",
+            str(out),
+            *FAST,
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0
+    header, *rows = printed.splitlines()[:4]
+    assert header.split()[:3] == ["strategy", "trials", "final"]
+    assert [r.split()[0] for r in rows] == ["self-refine", "reflexion", "reflexion-window"]
+    data = json.loads((out / "comparison.json").read_text())
+    assert [s["strategy"] for s in data["strategies"]] == [
+        "self-refine",
+        "reflexion",
+        "reflexion-window",
+    ]
+    assert all(s["trials"] == 8 for s in data["strategies"])
+
+
+def test_memory_commands_show_reflections_with_provenance(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "run",
+                "--env",
+                "quadratic",
+                "--strategy",
+                "reflexion",
+                "--episodes",
+                "3",
+                "--tasks",
+                "2",
+                "--out",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["memory", "list", str(out)]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    remembered = [s for s in RunFolder(out).steps() if s.kind == "remember"]
+    assert len(remembered) >= 2
+    assert listing[0].startswith(f"{len(remembered)} reflections")
+    assert len(listing) == 1 + len(remembered)
+    first_id = listing[1].split()[0]
+    assert "quadratic/q0" in listing[1] and "reflexion seed 0 ep 1" in listing[1]
+
+    assert main(["memory", "show", str(out), first_id]) == 0
+    shown = capsys.readouterr().out
+    assert "task_id: q0" in shown and "recalled by reflexion task q0 seed 0 episode 2" in shown
+
+    assert main(["memory", "search", str(out), "next x", "--k", "2"]) == 0
+    hits = capsys.readouterr().out.splitlines()
+    assert len(hits) == 2 and all(0.0 <= float(h.split()[0]) <= 1.0001 for h in hits)
+
+    md = tmp_path / "lessons.md"
+    assert main(["memory", "export", str(out), "--format", "md", "--output", str(md)]) == 0
+    assert md.read_text().count("\n## ") == len(remembered)
+    assert main(["memory", "export", str(out)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()[1:]
+    assert {json.loads(x)["task_id"] for x in lines} == {"q0", "q1"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--env", "nope", "--strategy", "single"], "unknown env 'nope'"),
+        (["run", "--env", "quadratic", "--strategy", "magic"], "unknown strategy 'magic'"),
+        (["compare", "--env", "quadratic", "--strategies", ","], "no strategy given"),
+        (["run", "--env", "quadratic", "--strategy", "single", "--episodes", "0"], "at least 1"),
+        (["run", "--env", "quadratic", "--strategy", "single", "--episodes", "x"], "whole number"),
+        (["run", "--env", "quadratic:0", "--strategy", "single"], "between 1 and 100"),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--model", "gpt"],
+            "unknown --model",
+        ),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--model", "python:no.such:m"],
+            "cannot load model",
+        ),
+        (["memory", "list", "/no/such/dir"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, argv, message) -> None:
+    if argv[0] != "memory":
+        argv = [*argv, "--out", str(tmp_path / "o")]
+    assert exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # nothing written
+
+
+def exit_code(argv: list[str]) -> int | str | None:
+    """main()'s return code, or the code argparse exited with."""
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return stop.code
+
+
+def test_a_store_that_is_not_chroma_is_refused(tmp_path: Path, capsys) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    assert main(["memory", "list", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "reflexion: error:" in err and len(err.strip().splitlines()) == 1
+    assert (store / "chroma.sqlite3").read_bytes() == b"this is not a database" * 100
+
+
+def test_the_installed_command_reports_errors_without_a_traceback(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("reflexion")
+    proc = subprocess.run(
+        [str(exe), "run", "--env", "nope", "--strategy", "single"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("reflexion: error: unknown env 'nope'; known: quadratic")
+    assert "Traceback" not in proc.stderr

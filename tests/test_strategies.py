@@ -1,0 +1,128 @@
+"""Each strategy against a scripted fake chat model: the exact calls it makes, and what it sees.
+
+The fake model fails on one call too many, and the loop records that failure as an error on the
+trial, so `errors == ()` plus an exhausted script pins the call count exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import SECRET, KeywordEnv, scripted
+
+from reflexion.prompts import CORRECT_REQUEST
+from reflexion.records import TaskResult
+from reflexion.runfolder import RunFolder
+from reflexion.runner import RunConfig, run
+
+
+def run_one(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 3):
+    model = scripted(replies)
+    config = RunConfig(
+        env="keywords",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=episodes,
+        tasks=1,
+        embedder="hash-64",
+    )
+    [result] = run(config, model=model, env=KeywordEnv())
+    return result, model
+
+
+def assert_exact_calls(result: TaskResult, model, n: int) -> None:
+    assert result.errors == (), result.errors
+    assert result.llm_calls == n == len(model.prompts)
+    with pytest.raises(StopIteration):
+        next(model.messages)  # the script was used up: no call was skipped
+
+
+def test_single_makes_one_call(tmp_path: Path) -> None:
+    result, model = run_one(tmp_path, "single", ["an apple"])
+    assert_exact_calls(result, model, 1)
+    assert (result.attempts, result.final_passed, result.best_score) == (1, False, 0.5)
+    assert result.input_tokens == 10 and result.output_tokens == 3
+
+
+def test_resample_keeps_the_best_and_stops_when_solved(tmp_path: Path) -> None:
+    result, model = run_one(tmp_path, "resample", ["apple", "apple river zebra"])
+    assert_exact_calls(result, model, 2)  # the second sample solved it: no third call
+    assert result.best_candidate == "apple river zebra" and result.final_passed
+
+
+def test_correct_shows_no_feedback(tmp_path: Path) -> None:
+    result, model = run_one(tmp_path, "correct", ["apple", "apple", "apple river"])
+    assert_exact_calls(result, model, 3)
+    second = "\n".join(str(m.content) for m in model.prompts[1])
+    assert CORRECT_REQUEST in second
+    assert "missing words" not in second  # intrinsic correction: no visible signal either
+    assert result.best_score == 1.0 and not result.final_passed  # no hidden word
+
+
+def test_self_refine_inlines_the_whole_history(tmp_path: Path) -> None:
+    replies = ["apple", "FB0: add river", "apple river", "FB1: fine", "apple river zebra"]
+    result, model = run_one(tmp_path, "self-refine", replies)
+    # apple river is solved by the visible score, so no FB1 / y2: 3 calls.
+    assert result.errors == () and result.llm_calls == 3
+    refine_prompt = [str(m.content) for m in model.prompts[2]]
+    assert refine_prompt.index("apple") < refine_prompt.index("FB0: add river")
+    assert any("missing words: river" in m for m in refine_prompt)  # visible result inlined
+
+
+def test_self_refine_stops_when_feedback_says_stop(tmp_path: Path) -> None:
+    result, model = run_one(tmp_path, "self-refine", ["apple", "Looks good to me.\nSTOP"])
+    assert_exact_calls(result, model, 2)
+    assert result.attempts == 1
+
+
+def test_self_refine_spends_the_whole_budget_when_never_solved(tmp_path: Path) -> None:
+    replies = ["a", "fb0", "b", "fb1", "c"]
+    result, model = run_one(tmp_path, "self-refine", replies, episodes=3)
+    assert_exact_calls(result, model, 5)
+    assert result.attempts == 3
+    last = [str(m.content) for m in model.prompts[-1]]
+    assert [x for x in last if x in {"a", "fb0", "b", "fb1"}] == ["a", "fb0", "b", "fb1"]
+
+
+@pytest.mark.parametrize("strategy", ["reflexion", "reflexion-window"])
+def test_reflexion_recalls_the_reflection_next_episode(tmp_path: Path, strategy: str) -> None:
+    replies = ["apple", "LESSON: I forgot the river.", "apple river zebra"]
+    result, model = run_one(tmp_path, strategy, replies)
+    assert_exact_calls(result, model, 3)
+    first, second = (
+        "\n".join(str(m.content) for m in p) for p in (model.prompts[0], model.prompts[2])
+    )
+    assert "LESSON" not in first and "LESSON: I forgot the river." in second
+    assert result.final_passed and result.best_episode == 2
+
+
+@pytest.mark.parametrize("strategy", ["reflexion", "reflexion-window"])
+def test_reflexion_writes_no_reflection_after_the_last_episode(
+    tmp_path: Path, strategy: str
+) -> None:
+    result, model = run_one(tmp_path, strategy, ["a", "r1", "b", "r2", "c"])
+    assert_exact_calls(result, model, 5)
+    kinds = [s.kind for s in RunFolder(tmp_path / "run").steps()]
+    assert kinds.count("reflect") == 2 and kinds.count("generate") == 3
+
+
+@pytest.mark.parametrize(
+    "strategy", ["single", "resample", "correct", "self-refine", "reflexion", "reflexion-window"]
+)
+def test_held_out_signal_never_reaches_a_prompt(tmp_path: Path, strategy: str) -> None:
+    replies = ["apple", "fb", "apple river", "fb", "apple river stone"] * 2
+    model = scripted(replies)
+    config = RunConfig(
+        env="keywords",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=3,
+        embedder="hash-64",
+    )
+    run(config, model=model, env=KeywordEnv())
+    steps = RunFolder(tmp_path / "run").steps()
+    assert any(SECRET in s.output for s in steps if s.kind == "evaluate")  # it was produced...
+    sent = [str(m.content) for prompt in model.prompts for m in prompt]
+    assert sent and not any(SECRET in text for text in sent)  # ...and never sent
+    assert not any(SECRET in m.content for s in steps for m in s.prompt)
