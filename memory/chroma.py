@@ -140,24 +140,24 @@ class ChromaMemory:
     def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
         """Up to k reflections that `scope` admits, most similar to `text` first.
 
-            >>> m.recall("the sign was wrong", scope, k=3)[0].similarity  # doctest: +SKIP
-            0.83
+        >>> m.recall("the sign was wrong", scope, k=3)[0].similarity  # doctest: +SKIP
+        0.83
         """
         return self._query(text, k, cast("Where", scope.where()))
 
     def search(self, text: str, k: int) -> list[Recalled]:
         """Up to k reflections of any provenance, most similar first (for inspection).
 
-            >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
-            ['HumanEval/3', 'HumanEval/41']
+        >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
+        ['HumanEval/3', 'HumanEval/41']
         """
         return self._query(text, k, None)
 
     def get(self, reflection_id: str) -> Reflection | None:
         """The reflection with this id, or None.
 
-            >>> m.get("no-such-id") is None  # doctest: +SKIP
-            True
+        >>> m.get("no-such-id") is None  # doctest: +SKIP
+        True
         """
         with self._calling():
             res = self._collection.get(ids=[reflection_id], include=["documents", "metadatas"])
@@ -167,8 +167,8 @@ class ChromaMemory:
     def reflections(self) -> list[Reflection]:
         """Every stored reflection, sorted by `created` then id (oldest first).
 
-            >>> len(m.reflections())  # doctest: +SKIP
-            12
+        >>> len(m.reflections())  # doctest: +SKIP
+        12
         """
         with self._calling():
             res = self._collection.get(include=["documents", "metadatas"])
@@ -178,8 +178,8 @@ class ChromaMemory:
     def delete(self, ids: Sequence[str]) -> int:
         """Remove these reflections; returns how many existed.
 
-            >>> m.delete(["r1", "not-there"])  # doctest: +SKIP
-            1
+        >>> m.delete(["r1", "not-there"])  # doctest: +SKIP
+        1
         """
         unique = list(dict.fromkeys(ids))
         if not unique:
@@ -193,8 +193,8 @@ class ChromaMemory:
     def info(self) -> dict[str, Any]:
         """Where the store is and what it holds, for the inspection CLI.
 
-            >>> m.info()  # doctest: +SKIP
-            {'path': 'runs/memory', 'url': None, 'collection': 'reflections', ...}
+        >>> m.info()  # doctest: +SKIP
+        {'path': 'runs/memory', 'url': None, 'collection': 'reflections', ...}
         """
         with self._calling():
             count = self._collection.count()
@@ -297,7 +297,6 @@ class ChromaMemory:
         first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
         pairs = zip(from_columns(first), first["distances"], strict=True)
         return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
-
 
 
 class _Unresolved:

@@ -22,9 +22,9 @@ SQLITE_FILE = "chroma.sqlite3"
 def connect(chromadb: Any, path: Path | None, url: str | None, create: bool) -> Client:
     """A Chroma client: a server's when `url` is set, else an embedded one on `path`.
 
-        >>> import chromadb  # doctest: +SKIP
-        >>> connect(chromadb, Path("runs/memory"), None, create=True).heartbeat()  # doctest: +SKIP
-        1763830000000000000
+    >>> import chromadb  # doctest: +SKIP
+    >>> connect(chromadb, Path("runs/memory"), None, create=True).heartbeat()  # doctest: +SKIP
+    1763830000000000000
     """
     # Telemetry off: runs are offline, and a research tool should not phone home.
     settings = chromadb.config.Settings(anonymized_telemetry=False)
@@ -63,8 +63,8 @@ def check_dir(path: Path, create: bool) -> None:
 def split_url(url: str) -> tuple[str, int, bool]:
     """(host, port, ssl) from "http://host:port"; the port defaults to 8000, as `chroma run`'s.
 
-        >>> split_url("https://memory.example.org")
-        ('memory.example.org', 8000, True)
+    >>> split_url("https://memory.example.org")
+    ('memory.example.org', 8000, True)
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -81,8 +81,8 @@ def split_url(url: str) -> tuple[str, int, bool]:
 def one_line(e: BaseException) -> str:
     """An exception's message on one short line, for a StoreError.
 
-        >>> one_line(ValueError("no\\n  such   table"))
-        'no such table'
+    >>> one_line(ValueError("no\\n  such   table"))
+    'no such table'
     """
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 300 else text[:297] + "..."

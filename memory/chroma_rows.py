@@ -27,8 +27,8 @@ _EXACT = "_exact"  # suffix of the metadata key holding a float's exact repr
 def to_metadata(r: Reflection) -> Metadata:
     """Every provenance field of a reflection, as Chroma metadata (the text is the document).
 
-        >>> sorted(to_metadata(Reflection("r", "t", "run", "s", "e", "t1", 0, 1, 0.5, 2.0)))[:3]
-        ['created', 'created_exact', 'env']
+    >>> sorted(to_metadata(Reflection("r", "t", "run", "s", "e", "t1", 0, 1, 0.5, 2.0)))[:3]
+    ['created', 'created_exact', 'env']
     """
     for field, value in (("seed", r.seed), ("episode", r.episode)):
         # Chroma silently stores an int outside int64 as a float, which would not round-trip.
@@ -55,8 +55,8 @@ def to_metadata(r: Reflection) -> Metadata:
 def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
     """Reflections from Chroma's columnar result (`ids`, `documents`, `metadatas`).
 
-        >>> from_columns({"ids": [], "documents": [], "metadatas": []})
-        []
+    >>> from_columns({"ids": [], "documents": [], "metadatas": []})
+    []
     """
     documents = res.get("documents") or [None] * len(res["ids"])
     metadatas = res.get("metadatas") or [{}] * len(res["ids"])

@@ -1,8 +1,8 @@
 """Embedders: text -> unit vectors, named so a store never mixes two models.
 
-    >>> e = embedder_for("hash-8")
-    >>> (e.name, e.dim, len(e.embed(["a lesson"])[0]))
-    ('hash-8', 8, 8)
+>>> e = embedder_for("hash-8")
+>>> (e.name, e.dim, len(e.embed(["a lesson"])[0]))
+('hash-8', 8, 8)
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class HashEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text.
 
-            >>> [round(sum(x * x for x in v), 6) for v in HashEmbedder(dim=4).embed(["", "a b"])]
-            [1.0, 1.0]
+        >>> [round(sum(x * x for x in v), 6) for v in HashEmbedder(dim=4).embed(["", "a b"])]
+        [1.0, 1.0]
         """
         return [self._one(t) for t in texts]
 
@@ -93,9 +93,9 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text.
 
-            >>> v = SentenceTransformerEmbedder().embed(["fix the off-by-one"])[0]  # doctest: +SKIP
-            >>> round(sum(x * x for x in v), 3)  # doctest: +SKIP
-            1.0
+        >>> v = SentenceTransformerEmbedder().embed(["fix the off-by-one"])[0]  # doctest: +SKIP
+        >>> round(sum(x * x for x in v), 3)  # doctest: +SKIP
+        1.0
         """
         if not texts:
             return []
@@ -135,10 +135,10 @@ class SentenceTransformerEmbedder:
 def embedder_for(name: str) -> Embedder:
     """The embedder a store was made with, from the model name stored in it.
 
-        >>> embedder_for("hash-32").dim
-        32
-        >>> embedder_for("all-MiniLM-L6-v2").dim
-        384
+    >>> embedder_for("hash-32").dim
+    32
+    >>> embedder_for("all-MiniLM-L6-v2").dim
+    384
     """
     if name == SentenceTransformerEmbedder.name:
         return SentenceTransformerEmbedder()

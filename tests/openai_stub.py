@@ -37,8 +37,13 @@ class StubServer:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
             "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
         }
 

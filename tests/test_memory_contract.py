@@ -170,8 +170,12 @@ _pick = st.sampled_from
 _reflections = st.lists(
     st.builds(
         lambda *a: a,
-        _pick(["quad", "gsm8k"]), _pick(["t1", "t2", "t3"]), _pick(["R", "old"]),
-        _pick(["reflexion", "reflexion-window"]), _pick([0, 1]), st.integers(1, 4),
+        _pick(["quad", "gsm8k"]),
+        _pick(["t1", "t2", "t3"]),
+        _pick(["R", "old"]),
+        _pick(["reflexion", "reflexion-window"]),
+        _pick([0, 1]),
+        st.integers(1, 4),
         _pick(["sign error", "off by one", "loop bound", "wrong unit"]),
     ),  # fmt: skip
     max_size=25,

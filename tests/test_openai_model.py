@@ -18,9 +18,26 @@ def test_openai_model_runs_reflexion_and_counts_tokens(tmp_path: Path, monkeypat
     with StubServer(replies) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        code = main(["run", "--env", "keywords", "--strategy", "reflexion", "--tasks", "1",
-                     "--episodes", "3", "--model", "openai:stub-model", "--out",
-                     str(tmp_path / "r"), "--embedder", "hash-64", "--no-progress"])
+        code = main(
+            [
+                "run",
+                "--env",
+                "keywords",
+                "--strategy",
+                "reflexion",
+                "--tasks",
+                "1",
+                "--episodes",
+                "3",
+                "--model",
+                "openai:stub-model",
+                "--out",
+                str(tmp_path / "r"),
+                "--embedder",
+                "hash-64",
+                "--no-progress",
+            ]
+        )
     assert code == 0, capsys.readouterr().err
     [result] = RunFolder(tmp_path / "r").results()
     assert result.final_passed and result.errors == ()
@@ -33,8 +50,19 @@ def test_openai_model_runs_reflexion_and_counts_tokens(tmp_path: Path, monkeypat
 def test_openai_without_the_extra_or_key_is_a_one_line_error(monkeypatch, capsys) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     register_env("keywords", lambda arg: KeywordEnv())
-    code = main(["run", "--env", "keywords", "--strategy", "single", "--model", "openai:x",
-                 "--out", "/nonexistent-dir/never-created"])
+    code = main(
+        [
+            "run",
+            "--env",
+            "keywords",
+            "--strategy",
+            "single",
+            "--model",
+            "openai:x",
+            "--out",
+            "/nonexistent-dir/never-created",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("reflexion: error: cannot create openai model") and "\n" not in err
