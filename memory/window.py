@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from reflexion.records import Recalled, RecallScope, Reflection
+from reflexion.runfolder import JsonlLog, read_jsonl
 
 
 class WindowMemory:
@@ -13,7 +15,9 @@ class WindowMemory:
 
     `recall` and `search` return them in the order they were added, OLDEST FIRST (newest last),
     as the original code pasted its reflection list into the prompt. Re-adding an id replaces the
-    stored reflection and keeps its place. Nothing persists past the process.
+    stored reflection and keeps its place. With a `path`, every added reflection is also appended
+    to that JSON-lines file and read back on the next start, so a resumed run and `reflexion
+    memory` see them; the last line written for an id wins.
 
         >>> from reflexion.records import RecallScope, Reflection
         >>> m = WindowMemory()
@@ -24,16 +28,36 @@ class WindowMemory:
         ['check the sign']
     """
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         self._items: dict[str, Reflection] = {}  # dicts keep insertion order
         # The runner calls from worker threads; the lock keeps a reader from seeing a half-update.
         self._lock = threading.Lock()
+        self.path = path
+        self._log: JsonlLog | None = None
+        for record in read_jsonl(path) if path is not None else []:
+            if record.get("deleted"):
+                self._items.pop(record["id"], None)
+            else:
+                self._items[record["id"]] = Reflection.from_dict(record)
 
     def add(self, reflections: Sequence[Reflection]) -> None:
         """Store reflections; an id already stored is replaced in place (idempotent)."""
         with self._lock:
             for r in reflections:
                 self._items[r.id] = r
+                self._write(r.to_dict())
+
+    def _write(self, record: dict[str, object]) -> None:
+        if self.path is None:
+            return
+        if self._log is None:  # subtle: opened on first write, so a refused run writes nothing
+            self._log = JsonlLog(self.path)
+        self._log.append(record)
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
         """The last k reflections that `scope` admits, oldest first; `text` is ignored."""
@@ -61,7 +85,10 @@ class WindowMemory:
     def delete(self, ids: Sequence[str]) -> int:
         """Remove these reflections; returns how many existed."""
         with self._lock:
-            return sum(self._items.pop(i, None) is not None for i in set(ids))
+            gone = [i for i in dict.fromkeys(ids) if self._items.pop(i, None) is not None]
+            for i in gone:
+                self._write({"id": i, "deleted": True})
+            return len(gone)
 
 
 def _last(items: list[Reflection], k: int) -> list[Recalled]:

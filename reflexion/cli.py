@@ -109,6 +109,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
     from reflexion.report import format_table, summarize, write_comparison
+    from reflexion.runfolder import RunFolder
     from reflexion.runner import RunConfig, run
 
     out = args.out or Path("runs") / f"{_slug(args.env)}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -131,7 +132,8 @@ def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
     summaries = summarize(results, strategies)
     print(format_table(summaries))
     if args.command == "compare":
-        path = write_comparison(out, summaries, config.to_dict())
+        saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
+        path = write_comparison(out, summaries, saved)
         print(f"comparison: {path}")
     print(f"run folder: {out}")
     return 0

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from reflexion.cli import positive
 from reflexion.errors import UsageError
-from reflexion.records import Reflection, Step
-from reflexion.runfolder import RunFolder
+from reflexion.protocols import Memory
+from reflexion.records import Recalled, Reflection, Step
+from reflexion.runfolder import WINDOW_FILE, RunFolder
 
 
 def add_memory_parser(sub: Any) -> None:
@@ -36,37 +37,73 @@ def add_memory_parser(sub: Any) -> None:
             p.add_argument("id", help="reflection id (from `memory list`)")
         if verb == "search":
             p.add_argument("text", help="query text")
-            p.add_argument("--k", type=int, default=5, help="hits to print (default 5)")
+            p.add_argument("--k", type=positive, default=5, help="hits to print (default 5)")
         if verb == "export":
             p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
-            p.add_argument("--output", type=Path, help="file to write (default: stdout)")
+            p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    from memory.chroma import ChromaMemory
-
-    store, url = _locate(args.path, args.chroma_url)
-    memory = ChromaMemory.open(store, url=url)
+    sources = _open_sources(args.path, args.chroma_url)
+    everything = [r for _, memory in sources for r in memory.reflections()]
     if args.verb == "list":
-        _print_list(memory.reflections(), memory.info())
+        for label, memory in sources:
+            rs = memory.reflections()
+            print(f"{len(rs)} reflections in {label}")
+            for r in rs:
+                print(_line(r))
     elif args.verb == "show":
-        found = memory.get(args.id)
+        found = next((r for r in everything if r.id == args.id), None)
         if found is None:
-            msg = f"no reflection with id {args.id!r} in {store or url}"
+            msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
         print(_describe(found, _recalls_of(args.path, found.id)))
     elif args.verb == "search":
-        for hit in memory.search(args.text, args.k):
+        for hit in _search(sources, args.text, args.k, args.path):
             print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
     else:
-        text = _export(memory.reflections(), args.format)
-        if args.output:
-            args.output.write_text(text, encoding="utf-8")
-            print(f"wrote {len(memory.reflections())} reflections to {args.output}")
-        else:
-            print(text, end="")
+        _export(everything, args.format, args.output)
     return 0
+
+
+def _open_sources(path: Path, url: str | None) -> list[tuple[str, Memory]]:
+    """The stores behind a run folder (its Chroma store and window.jsonl), or a store folder."""
+    from memory.chroma import ChromaMemory
+    from memory.window import WindowMemory
+
+    store, url = _locate(path, url)
+    window = path / WINDOW_FILE
+    sources: list[tuple[str, Memory]] = []
+    if url or (store is not None and (store / "chroma.sqlite3").exists()) or not window.exists():
+        chroma = ChromaMemory.open(store, url=url)
+        info = chroma.info()
+        model = f"embedding model {info['embedding_model']}, dim {info['embedding_dim']}"
+        label = f"{info['location']} ({model})"
+        sources.append((label, chroma))
+    if window.exists():
+        sources.append((f"{window} (reflexion-window)", WindowMemory(window)))
+    return sources
+
+
+def _search(sources: list[tuple[str, Memory]], text: str, k: int, path: Path) -> list[Recalled]:
+    """Hits from every source, most similar first. The window list has no index, so its
+    reflections are embedded here with the run's embedding model."""
+    from memory.chroma import ChromaMemory
+    from memory.embedders import embedder_for
+
+    hits: list[Recalled] = []
+    for _, memory in sources:
+        if isinstance(memory, ChromaMemory):
+            hits += memory.search(text, k)
+            continue
+        config = RunFolder(path).load_config() or {}
+        embedder = embedder_for(str(config.get("embedder", "all-MiniLM-L6-v2")))
+        rs = memory.reflections()
+        query, *vectors = embedder.embed([text, *(r.text for r in rs)])
+        for r, v in zip(rs, vectors, strict=True):
+            hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
+    return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
 
 
 def _locate(path: Path, url: str | None) -> tuple[Path | None, str | None]:
@@ -91,15 +128,6 @@ def _line(r: Reflection) -> str:
         f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
         f"score {r.score:.4g}  | {text}"
     )
-
-
-def _print_list(reflections: list[Reflection], info: dict[str, Any]) -> None:
-    print(
-        f"{info['count']} reflections in {info['location']} "
-        f"(embedding model {info['embedding_model']}, dim {info['embedding_dim']})"
-    )
-    for r in reflections:
-        print(_line(r))
 
 
 def _recalls_of(path: Path, reflection_id: str) -> list[tuple[Step, float | None, float | None]]:
@@ -139,14 +167,25 @@ def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | Non
     return "\n".join(lines)
 
 
-def _export(reflections: Iterable[Reflection], fmt: str) -> str:
+def _export(reflections: list[Reflection], fmt: str, output: Path | None) -> None:
     if fmt == "jsonl":
-        return "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reflections)
-    parts = ["# Reflections\n"]
-    for r in reflections:
-        parts.append(
-            f"\n## {r.id}: {r.env}/{r.task_id}, episode {r.episode}\n\n"
-            f"- run {r.run_id}, strategy {r.strategy}, seed {r.seed}\n"
-            f"- score of the attempt: {r.score:.6g}\n\n{r.text}\n"
-        )
-    return "".join(parts)
+        text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reflections)
+    else:
+        parts = ["# Reflections\n"]
+        for r in reflections:
+            parts.append(
+                f"\n## {r.id}: {r.env}/{r.task_id}, episode {r.episode}\n\n"
+                f"- run {r.run_id}, strategy {r.strategy}, seed {r.seed}\n"
+                f"- score of the attempt: {r.score:.6g}\n\n{r.text}\n"
+            )
+        text = "".join(parts)
+    if output is None:
+        print(text, end="")
+        return
+    try:
+        with output.open("x", encoding="utf-8") as f:  # "x": never overwrite a file
+            f.write(text)
+    except OSError as exc:
+        msg = f"cannot write {output}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    print(f"wrote {len(reflections)} reflections to {output}")

@@ -54,10 +54,10 @@ def _python(path: str) -> BaseChatModel:
         sys.path.insert(0, os.getcwd())
     try:
         obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        msg = f"cannot load model python:{path}: {exc}"
+        model = obj if isinstance(obj, BaseChatModel) else obj() if callable(obj) else obj
+    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line, not a traceback
+        msg = f"cannot load model python:{path}: {type(exc).__name__}: {exc}"
         raise UsageError(msg) from None
-    model = obj if isinstance(obj, BaseChatModel) else obj() if callable(obj) else obj
     if not isinstance(model, BaseChatModel):
         msg = f"python:{path} is not a langchain-core BaseChatModel (got {type(model).__name__})"
         raise UsageError(msg)

@@ -137,8 +137,9 @@ class RecallScope(Record):
 
     A reflection is visible when it is from the same env, from the same task (scope "task") or any
     task (scope "global"), and either from another run (a shared store carries lessons over), or
-    from this run's same strategy and seed and, for the same task, an earlier episode. The last rule
-    keeps seeds independent and stops a resumed episode from reading its own interrupted future.
+    from this run's same strategy and seed at an earlier episode. The last rule keeps seeds
+    independent, stops a resumed episode from reading its own interrupted future, and (scope
+    "global") keeps a trial from reading what a faster concurrent trial wrote at a later episode.
     """
 
     env: str
@@ -155,14 +156,11 @@ class RecallScope(Record):
         if r.run_id != self.run_id:
             return True
         same_pair = r.strategy == self.strategy and r.seed == self.seed
-        return same_pair and (r.task_id != self.task_id or r.episode < self.episode)
+        return same_pair and r.episode < self.episode
 
     def where(self) -> JSON:
         """The same rule as `admits`, as a Chroma metadata filter."""
-        own = [{"strategy": self.strategy}, {"seed": self.seed}]
-        own.append(
-            {"$or": [{"task_id": {"$ne": self.task_id}}, {"episode": {"$lt": self.episode}}]}
-        )
+        own = [{"strategy": self.strategy}, {"seed": self.seed}, {"episode": {"$lt": self.episode}}]
         clauses: list[JSON] = [{"env": self.env}]
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})

@@ -27,6 +27,7 @@ CONFIG, TRACE, RESULTS, INTERRUPTED = (
     "results.jsonl",
     "trace.interrupted.jsonl",
 )
+WINDOW_FILE = "window.jsonl"  # reflexion-window's reflections, so they can be inspected too
 
 
 def read_jsonl(path: Path) -> list[JSON]:
@@ -96,10 +97,14 @@ class RunFolder:
 
     def save_config(self, config: JSON) -> None:
         """Write config.json atomically (a crash leaves the old or the new one, never half)."""
-        self.path.mkdir(parents=True, exist_ok=True)
         tmp = self.config_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.config_path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, self.config_path)
+        except OSError as exc:
+            msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
+            raise UsageError(msg) from None
 
     def results(self) -> list[TaskResult]:
         return [TaskResult.from_dict(r) for r in read_jsonl(self.path / RESULTS)]
@@ -107,15 +112,15 @@ class RunFolder:
     def steps(self) -> list[Step]:
         return [Step.from_dict(r) for r in read_jsonl(self.path / TRACE)]
 
-    def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> int:
-        """Move trace steps of trials with no result to trace.interrupted.jsonl; return how many."""
+    def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
+        """Move trace steps of trials with no result to trace.interrupted.jsonl; return them."""
         done = set(done)
         trace = self.path / TRACE
         records = read_jsonl(trace)
         keep = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) in done]
         moved = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
         if not moved:
-            return 0
+            return []
         # Append the moved steps first: if we die between the two writes, they exist twice
         # (once in each file), never zero times.
         side = JsonlLog(self.path / INTERRUPTED)
@@ -123,7 +128,7 @@ class RunFolder:
             side.append(record)
         side.close()
         _rewrite(trace, keep)
-        return len(moved)
+        return moved
 
     def write_step(self, step: Step) -> None:
         if self._trace is None:

@@ -24,7 +24,7 @@ from envs.registry import make_env
 from reflexion.errors import UsageError
 from reflexion.protocols import Actor, Env, Memory
 from reflexion.records import Record, Task, TaskResult
-from reflexion.runfolder import RunFolder
+from reflexion.runfolder import WINDOW_FILE, RunFolder
 from reflexion.strategies import RUNS, Strategy, parse_strategies
 from reflexion.trial import Trial
 
@@ -46,6 +46,9 @@ RESULT_FIELDS = (
 )
 
 
+LIMITS = {"episodes": 100, "tasks": 100_000, "seeds": 1000, "k": 100, "concurrency": 256}
+
+
 @dataclass(frozen=True)
 class RunConfig(Record):
     env: str
@@ -65,13 +68,11 @@ class RunConfig(Record):
 
     def validate(self) -> None:
         parse_strategies(",".join(self.strategies))
-        for name in ("episodes", "seeds", "k", "concurrency"):
-            if getattr(self, name) < 1:
-                msg = f"--{name} must be at least 1, got {getattr(self, name)}"
+        for name, most in LIMITS.items():
+            value = getattr(self, name)
+            if value is not None and not 1 <= value <= most:
+                msg = f"--{name} must be between 1 and {most}, got {value}"
                 raise UsageError(msg)
-        if self.tasks is not None and self.tasks < 1:
-            msg = f"--tasks must be at least 1, got {self.tasks}"
-            raise UsageError(msg)
         if self.scope not in ("task", "global"):
             msg = f"--scope must be 'task' or 'global', got {self.scope!r}"
             raise UsageError(msg)
@@ -87,29 +88,57 @@ def run(
     """Run (or resume) every trial of `config`; returns all results in the folder."""
     config.validate()
     env = env or make_env(config.env)
+    tasks = _select_tasks(env, config.tasks)
+    if model is not None and config.model is None:
+        # subtle: a model object has no --model name; record what it is, so a resume with
+        # another model is refused like one with another --model.
+        name = getattr(model, "model_name", None) or getattr(model, "model", "")
+        config = dataclasses.replace(config, model=f"object:{type(model).__name__}:{name}")
     folder = RunFolder(Path(config.out))
     config, saved = _bind_folder(folder, config)
     actor_for = _actors(env, config, model)
     memories = _memories(config, folder)
-    folder.save_config(saved)  # only once every input has been checked
-    tasks = env.tasks()[: config.tasks]
-    done = {r.key for r in folder.results()}
-    folder.set_aside_unfinished(done)
-    jobs = [
-        (Strategy(s), task, seed)
-        for s in config.strategies
-        for seed in range(config.seeds)
-        for task in tasks
-        if (s, task.id, seed) not in done
-    ]
     try:
+        folder.save_config(saved)  # only once every input has been checked
+        done = {r.key for r in folder.results()}
+        _forget_interrupted(folder.set_aside_unfinished(done), memories)
+        jobs = [
+            (Strategy(s), task, seed)
+            for s in config.strategies
+            for seed in range(config.seeds)
+            for task in tasks
+            if (s, task.id, seed) not in done
+        ]
         asyncio.run(_run_jobs(jobs, config, env, actor_for, memories, folder, progress))
     finally:
         folder.close()
+        for memory in memories.values():
+            close = getattr(memory, "close", None)
+            if close is not None:
+                close()
     wanted = {
         (s, t.id, seed) for s in config.strategies for t in tasks for seed in range(config.seeds)
     }
     return [r for r in folder.results() if r.key in wanted]
+
+
+def _select_tasks(env: Env, count: int | None) -> list[Task]:
+    tasks = list(env.tasks())
+    if count is not None and count > len(tasks):
+        msg = f"--tasks {count} is more than the {len(tasks)} tasks of env {env.name!r}"
+        raise UsageError(msg)
+    return tasks[:count]
+
+
+def _forget_interrupted(moved: list[dict[str, Any]], memories: dict[Strategy, Memory]) -> None:
+    """Reflections written by trials that were cut off are superseded by their re-run: drop them
+    from the store (their text stays in trace.interrupted.jsonl), so no one recalls them."""
+    for strategy, memory in memories.items():
+        ids = [
+            s["data"]["id"] for s in moved if s["kind"] == "remember" and s["strategy"] == strategy
+        ]
+        if ids:
+            memory.delete(ids)
 
 
 def _bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[str, Any]]:
@@ -153,7 +182,7 @@ def _memories(config: RunConfig, folder: RunFolder) -> dict[Strategy, Memory]:
     if Strategy.REFLEXION_WINDOW in config.strategies:
         from memory.window import WindowMemory
 
-        out[Strategy.REFLEXION_WINDOW] = WindowMemory()
+        out[Strategy.REFLEXION_WINDOW] = WindowMemory(folder.path / WINDOW_FILE)
     if Strategy.REFLEXION in config.strategies:
         from memory.chroma import ChromaMemory
         from memory.embedders import embedder_for

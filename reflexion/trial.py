@@ -24,12 +24,14 @@ from reflexion.records import (
     Recalled,
     RecallScope,
     Reflection,
+    Score,
     Step,
     Task,
     TaskResult,
 )
 
 StepSink = Callable[[Step], None]
+FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below any real score
 
 
 @dataclass
@@ -79,8 +81,8 @@ class Trial:
     async def attempt(self, call: Call, episode: int) -> Attempt:
         """Score a candidate (visible), evaluate it (held-out), keep the best."""
         candidate = call.output
-        score = await asyncio.to_thread(self.env.score, self.task, candidate)
-        held_out = await asyncio.to_thread(self.env.evaluate, self.task, candidate)
+        score = await self._check("score", self.env.score, candidate, episode)
+        held_out = await self._check("evaluate", self.env.evaluate, candidate, episode)
         attempt = Attempt(episode, candidate, score)
         self.attempts.append(attempt)
         self._log(episode, "score", output=score.feedback, data=score.to_dict())
@@ -101,6 +103,17 @@ class Trial:
             )
         )
         return attempt
+
+    async def _check(
+        self, kind: str, check: Callable[[Task, str], Score], candidate: str, episode: int
+    ) -> Score:
+        """Run an env check off the event loop; an env that raises fails the attempt only."""
+        try:
+            return await asyncio.to_thread(check, self.task, candidate)
+        except Exception as exc:  # noqa: BLE001 - env failures are data (STYLE habit 6)
+            self._errors.append(f"episode {episode} {kind}: {type(exc).__name__}: {exc}")
+            # subtle: the text stays generic, since a held-out check's message may hold its secrets.
+            return Score(FAILED_CHECK, False, f"the {kind} check failed on this answer")
 
     async def recall(self, episode: int) -> list[Recalled]:
         if self.memory is None:

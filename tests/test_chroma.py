@@ -163,6 +163,10 @@ def test_search_ranks_an_identical_text_first(tmp_path: Path) -> None:
     sims = [h.similarity for h in hits]
     assert sims == sorted(sims, reverse=True)  # type: ignore[type-var]
     assert hits[-1].similarity is not None and hits[-1].similarity < 0.9
+    # similarity is the true cosine (an L2 index would report 2cos - 1 here)
+    e = HashEmbedder()
+    q, v = e.embed(["the gradient step had the wrong sign", hits[-1].reflection.text])
+    assert hits[-1].similarity == pytest.approx(sum(a * b for a, b in zip(q, v)), abs=1e-5)
 
 
 def test_info_describes_the_store(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ def test_compare_prints_the_table_and_writes_comparison_json(tmp_path: Path, cap
         "reflexion-window",
     ]
     assert all(s["trials"] == 8 for s in data["strategies"])
+    assert data["config"]["run_id"] == json.loads((out / "config.json").read_text())["run_id"]
 
 
 def test_memory_commands_show_reflections_with_provenance(tmp_path: Path, capsys) -> None:
@@ -110,6 +111,16 @@ def test_memory_commands_show_reflections_with_provenance(tmp_path: Path, capsys
             "cannot load model",
         ),
         (["memory", "list", "/no/such/dir"], "does not exist"),
+        (["memory", "search", "/tmp", "x", "--k", "0"], "at least 1"),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--model", "python:json:loads"],
+            "cannot load model python:json:loads: TypeError",
+        ),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--seeds", "99999999999"],
+            "between 1 and 1000",
+        ),
+        (["run", "--env", "quadratic", "--strategy", "single", "--tasks", "9"], "more than the 8"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, argv, message) -> None:
@@ -151,3 +162,34 @@ def test_the_installed_command_reports_errors_without_a_traceback(tmp_path: Path
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("reflexion: error: unknown env 'nope'; known: quadratic")
     assert "Traceback" not in proc.stderr
+
+
+def test_an_unwritable_out_folder_is_one_line(tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("keep me")
+    argv = ["run", "--env", "quadratic", "--strategy", "single", "--out", str(blocker / "run")]
+    assert exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the run folder" in err and len(err.strip().splitlines()) == 1
+    assert blocker.read_text() == "keep me"
+
+
+def test_window_only_runs_can_be_inspected_and_export_never_overwrites(
+    tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion-window", "--tasks", "3", "--out"]
+    assert main([*argv, str(out), *FAST]) == 0
+    capsys.readouterr()
+    assert main(["memory", "list", str(out)]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    remembered = [s for s in RunFolder(out).steps() if s.kind == "remember"]
+    assert (
+        listing[0] == f"{len(remembered)} reflections in {out / 'window.jsonl'} (reflexion-window)"
+    )
+    assert main(["memory", "search", str(out), "gradient", "--k", "1"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    target = out / "results.jsonl"
+    before = target.read_bytes()
+    assert exit_code(["memory", "export", str(out), "--output", str(target)]) == 2
+    assert "cannot write" in capsys.readouterr().err and target.read_bytes() == before

@@ -147,7 +147,8 @@ def test_recall_sees_only_what_the_scope_admits(mem: Memory) -> None:
         "other strategy of the same run": (refl(strategy="reflexion-window"), False, False),
         "other run, even a later episode": (refl(run_id="older-run", episode=9), True, True),
         "other env": (refl(env="gsm8k", run_id="older-run"), False, False),
-        "same run+seed, other task, later episode": (refl(task_id="t2", episode=9), False, True),
+        "same run+seed, other task, later episode": (refl(task_id="t2", episode=9), False, False),
+        "same run+seed, other task, earlier episode": (refl(task_id="t2", episode=1), False, True),
         "other run, other task": (refl(task_id="t2", run_id="older-run"), False, True),
         "other task, same run, other seed": (refl(task_id="t2", seed=1), False, False),
     }

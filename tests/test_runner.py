@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.quadratic import QuadraticEnv
 from reflexion.errors import UsageError
 from reflexion.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
 from reflexion.runner import RunConfig, run
@@ -85,3 +86,71 @@ def test_new_strategies_can_join_an_existing_folder(tmp_path: Path) -> None:
     results = run(config(out, strategies=("single", "correct")))
     assert Counter(r.strategy for r in results) == {"single": 6, "correct": 6}
     assert json.loads((out / "config.json").read_text())["strategies"] == ["single", "correct"]
+
+
+def test_resume_with_chroma_memory_keeps_each_reflection_once(tmp_path: Path) -> None:
+    from memory.chroma import ChromaMemory
+
+    out = tmp_path / "r"
+    cfg = config(out, strategies=("reflexion",), embedder="hash-64", seeds=1)
+    run(cfg)
+    lines = (out / RESULTS).read_bytes().splitlines(keepends=True)
+    (out / RESULTS).write_bytes(b"".join(lines[:-2]))  # the last two trials "never finished"
+    results = run(cfg)
+    assert len(results) == 3
+    remembered = [s.data["id"] for s in RunFolder(out).steps() if s.kind == "remember"]
+    stored = [r.id for r in ChromaMemory.open(out / "memory").reflections()]
+    assert sorted(stored) == sorted(remembered) and len(set(stored)) == len(stored)
+
+
+def test_window_reflections_persist_for_resume_and_inspection(tmp_path: Path) -> None:
+    from memory.window import WindowMemory
+
+    out = tmp_path / "r"
+    run(config(out, strategies=("reflexion-window",), seeds=1))
+    remembered = [s.data["id"] for s in RunFolder(out).steps() if s.kind == "remember"]
+    stored = WindowMemory(out / "window.jsonl").reflections()
+    assert sorted(r.id for r in stored) == sorted(remembered) and remembered
+
+
+class FlakyEnv(QuadraticEnv):
+    def score(self, task, candidate):
+        if task.id == "q1":
+            msg = "scorer crashed"
+            raise ValueError(msg)
+        return super().score(task, candidate)
+
+
+def test_an_env_that_raises_fails_the_attempt_not_the_run(tmp_path: Path) -> None:
+    results = run(config(tmp_path / "r", strategies=("self-refine",), seeds=1), env=FlakyEnv())
+    by_task = {r.task_id: r for r in results}
+    assert len(results) == 3 and not by_task["q1"].final_passed
+    assert "ValueError: scorer crashed" in by_task["q1"].errors[0]
+    assert by_task["q0"].errors == () and by_task["q0"].final_passed
+
+
+def test_a_model_object_is_recorded_and_checked_on_resume(tmp_path: Path) -> None:
+    from conftest import KeywordEnv, scripted
+
+    out = tmp_path / "r"
+    cfg = RunConfig(env="keywords", strategies=("single",), out=str(out), tasks=1)
+    run(cfg, model=scripted(["apple river"]), env=KeywordEnv())
+    assert json.loads((out / "config.json").read_text())["model"].startswith("object:CountingModel")
+    with pytest.raises(UsageError, match="model"):
+        run(cfg, env=KeywordEnv())  # no model now: refused, not silently mixed
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("seeds", 10**20, "between 1 and 1000"),
+        ("episodes", 101, "between 1 and 100"),
+        ("tasks", 9, "more than the 8 tasks"),
+    ],
+)
+def test_out_of_range_settings_are_refused_before_anything_is_written(
+    tmp_path: Path, field: str, value: int, message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        run(config(tmp_path / "r", **{field: value, "tasks": None} | {field: value}))
+    assert not (tmp_path / "r").exists()
