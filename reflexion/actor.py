@@ -1,42 +1,89 @@
 """The LLM actor: each role is one call of a langchain-core chat model, timed and token-counted.
 
->>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
->>> from langchain_core.messages import AIMessage
->>> import asyncio
->>> actor = ChatActor(GenericFakeChatModel(messages=iter([AIMessage("5")])))
->>> asyncio.run(actor.generate(Task("t", "Add 2 and 3."), (), sample=0)).output
-'5'
+    >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    >>> from langchain_core.messages import AIMessage
+    >>> import asyncio
+    >>> actor = ChatActor(GenericFakeChatModel(messages=iter([AIMessage("5")])))
+    >>> asyncio.run(actor.generate(Task("t", "Add 2 and 3."), (), sample=0)).output
+    '5'
+
+Greedy calls are deterministic, so an identical greedy prompt is answered once per run and the
+answer reused (e.g. the first answer of `single`, `self-refine` and `reflexion` is one prompt).
+A reused call still counts in the strategy's cost (its tokens and calls are what the strategy
+would spend on its own); it is marked `reused` in the trace, with the time it really took: 0.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from reflexion import prompts
+from reflexion.prompts import ROLE_TOKENS
 from reflexion.records import Attempt, Call, Message, Recalled, Task, Turn
 
-ROLE_NAMES = {"system": "system", "human": "human", "ai": "ai"}
+
+class CallCache:
+    """Answers to greedy prompts, shared by every trial of a run. Concurrent identical requests
+    wait for the first one instead of calling the model again."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, asyncio.Future[Call]] = {}
+
+    async def get_or_call(self, key: str, make: Any) -> tuple[Call, bool]:
+        future = self._futures.get(key)
+        if future is not None:
+            return await asyncio.shield(future), True
+        future = asyncio.get_running_loop().create_future()
+        self._futures[key] = future
+        try:
+            call: Call = await make()
+        except BaseException as exc:
+            del self._futures[key]
+            future.set_exception(exc)
+            future.exception()  # subtle: mark it retrieved, so no "never retrieved" warning
+            raise
+        if call.error:  # a failure is not an answer: the next asker tries again
+            del self._futures[key]
+        future.set_result(call)
+        return call, False
 
 
 class ChatActor:
-    """Runs every role against one chat model (or a second one for best-of-N samples).
+    """Runs every role against one chat model.
 
-    `sampling_model` is used for best-of-N samples after the first, so a greedy default model can
-    be paired with a sampling one; without it, samples come from `model`.
+    Every role decodes greedily, except best-of-N samples after the first, which use
+    `temperature` and a seed derived from `seed` and the sample number.
     """
 
-    def __init__(self, model: BaseChatModel, sampling_model: BaseChatModel | None = None) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        temperature: float = 0.8,
+        seed: int = 0,
+        max_tokens: Mapping[str, int] | None = None,
+        cache: CallCache | None = None,
+    ) -> None:
         self.model = model
-        self.sampling_model = sampling_model or model
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
+        self.cache = cache
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         texts = [r.reflection.text for r in lessons]
-        model = self.model if sample == 0 else self.sampling_model
-        return await self._call("generate", prompts.generate_messages(task, texts), model)
+        msgs = prompts.generate_messages(task, texts)
+        if sample == 0:
+            return await self._call("generate", msgs)
+        sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
+        return await self._call("generate", msgs, sampling)
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._call("feedback", prompts.feedback_messages(task, history))
@@ -53,23 +100,52 @@ class ChatActor:
         return await self._call("reflect", prompts.reflect_messages(task, attempt))
 
     async def _call(
-        self, role: str, messages: list[BaseMessage], model: BaseChatModel | None = None
+        self, role: str, messages: list[BaseMessage], sampling: dict[str, Any] | None = None
     ) -> Call:
-        prompt = tuple(Message(ROLE_NAMES.get(m.type, m.type), str(m.content)) for m in messages)
+        params: dict[str, Any] = {"max_tokens": self.max_tokens[role], "temperature": 0.0}
+        params |= sampling or {}
+        prompt = tuple(Message(m.type, m.text) for m in messages)
+        if self.cache is None or params["temperature"] > 0:
+            return await self._invoke(role, prompt, messages, params)
+        key = json.dumps([[m.role, m.content] for m in prompt] + [params])
+        call, reused = await self.cache.get_or_call(
+            key, lambda: self._invoke(role, prompt, messages, params)
+        )
+        if not reused:
+            return call
+        return Call(
+            role,
+            prompt,
+            call.output,
+            call.input_tokens,
+            call.output_tokens,
+            0.0,
+            call.error,
+            cached_tokens=call.cached_tokens,
+            reused=True,
+        )
+
+    async def _invoke(
+        self,
+        role: str,
+        prompt: tuple[Message, ...],
+        msgs: list[BaseMessage],
+        params: dict[str, Any],
+    ) -> Call:
         start = time.perf_counter()
         try:
-            reply = await (model or self.model).ainvoke(messages)
+            reply = await self.model.bind(**params).ainvoke(msgs)
         except Exception as exc:  # noqa: BLE001 - a failing model is data on the attempt, not a crash
-            latency = time.perf_counter() - start
             error = f"{type(exc).__name__}: {exc}".strip()
-            return Call(role, prompt, "", latency_s=latency, error=error)
-        latency = time.perf_counter() - start
-        usage = getattr(reply, "usage_metadata", None) or {}
+            return Call(role, prompt, "", latency_s=time.perf_counter() - start, error=error)
+        usage: dict[str, Any] = dict(getattr(reply, "usage_metadata", None) or {})
+        details = usage.get("input_token_details") or {}
         return Call(
             role,
             prompt,
             reply.text,
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
-            latency_s=latency,
+            latency_s=time.perf_counter() - start,
+            cached_tokens=int(details.get("cache_read", 0) or 0),
         )

@@ -1,9 +1,14 @@
 """`--model` names to langchain-core chat models.
 
-openai:NAME              ChatOpenAI (pip install 'reflexion-memory[openai]'; OPENAI_API_KEY)
-python:MODULE:ATTR       any BaseChatModel: ATTR is a model object or a no-argument factory
+- `qwen2.5-coder-1.5b` (the default), `qwen2.5-coder-0.5b`, `smollm2-135m`, or a path to any
+  `.gguf` file: a local model run in this process (see reflexion.local_model).
+- `openai:NAME`: ChatOpenAI (pip install 'reflexion-memory[openai]'; OPENAI_API_KEY).
+- `openai-compatible:URL`: any OpenAI-compatible server (vLLM, llama.cpp server, Ollama);
+  `URL#MODEL` names the served model.
+- `python:MODULE:ATTR`: any BaseChatModel; ATTR is a model object or a no-argument factory.
 
->>> load_model("python:tests.fakes:echo_model")  # doctest: +SKIP
+    >>> load_model("openai-compatible:http://127.0.0.1:8080/v1#qwen").model_name  # doctest: +SKIP
+    'qwen'
 """
 
 from __future__ import annotations
@@ -11,35 +16,49 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reflexion.errors import UsageError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-PREFIXES = ("openai", "python")
-
 
 def load_model(spec: str) -> BaseChatModel:
     """Build the chat model `spec` names; a bad name is a UsageError, not a traceback."""
+    from reflexion.model_files import MODELS
+
     prefix, _, rest = spec.partition(":")
+    if spec in MODELS or spec.endswith(".gguf"):
+        from reflexion.local_model import ChatLocalGGUF
+
+        return ChatLocalGGUF.named(spec)
     if prefix == "openai" and rest:
         return _openai(rest)
+    if prefix == "openai-compatible" and rest:
+        url, _, name = rest.partition("#")
+        return _openai(name or "default", base_url=url)
     if prefix == "python" and rest.count(":") == 1:
         return _python(rest)
-    msg = f"unknown --model {spec!r}; use one of: openai:NAME, python:MODULE:ATTR"
+    msg = (
+        f"unknown --model {spec!r}; use one of: {', '.join(MODELS)}, a .gguf path, openai:NAME, "
+        "openai-compatible:URL, python:MODULE:ATTR"
+    )
     raise UsageError(msg)
 
 
-def _openai(name: str) -> BaseChatModel:
+def _openai(name: str, base_url: str | None = None) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
     except ImportError:
         msg = "--model openai:... needs langchain-openai: pip install 'reflexion-memory[openai]'"
         raise UsageError(msg) from None
+    extra: dict[str, Any] = {}
+    if base_url is not None:
+        # A local server needs no key, but the client insists on one.
+        extra = {"base_url": base_url, "api_key": os.environ.get("OPENAI_API_KEY", "unused")}
     try:
-        model: BaseChatModel = ChatOpenAI(model=name)
+        model: BaseChatModel = ChatOpenAI(model=name, **extra)
     except Exception as exc:  # noqa: BLE001 - e.g. no API key: a user error, one line
         msg = f"cannot create openai model {name!r}: {exc}"
         raise UsageError(msg) from None

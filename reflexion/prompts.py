@@ -18,6 +18,8 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from reflexion.records import Attempt, Task, Turn
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
+# Token limits per role: answers are whole programs; feedback and reflections are short notes.
+ROLE_TOKENS = {"generate": 768, "refine": 768, "correct": 768, "feedback": 384, "reflect": 256}
 
 GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
 LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"

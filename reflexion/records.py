@@ -87,6 +87,8 @@ class Call(Record):
     latency_s: float = 0.0
     error: str | None = None
     llm: bool = True  # False for scripted actors (quadratic): not counted as LLM calls
+    cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
+    reused: bool = False  # answered from the run's cache of identical greedy calls
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,7 @@ class TaskResult(Record):
     input_tokens: int
     output_tokens: int
     wall_s: float
+    reused_calls: int = 0  # LLM calls answered from the run's greedy-call cache (still counted)
     curve: tuple[Point, ...] = ()
     errors: tuple[str, ...] = ()
 

