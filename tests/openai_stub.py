@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -12,9 +13,11 @@ from typing import Any
 class StubServer:
     """Serves POST /v1/chat/completions: each request gets the next scripted reply."""
 
-    def __init__(self, replies: list[str]) -> None:
+    def __init__(self, replies: list[str], delay_s: float = 0.0) -> None:
         self.replies: Iterator[str] = iter(replies)
         self.requests: list[dict[str, Any]] = []
+        self.delay_s = delay_s
+        self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -32,6 +35,11 @@ class StubServer:
         with self._lock:
             self.requests.append(body)
             text = next(self.replies, "SCRIPT EXHAUSTED")
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        time.sleep(self.delay_s)
+        with self._lock:
+            self.in_flight -= 1
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
