@@ -1,6 +1,7 @@
-"""The `reflexion` command: run, compare, and inspect memory.
+"""The `reflexion` command: run, compare, report, and inspect memory.
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
+    reflexion report runs/quadratic-20261122-120000
     reflexion memory list runs/quadratic-20261122-120000
 
 Bad input is one line on stderr and exit code 2; nothing already written is touched.
@@ -40,6 +41,19 @@ def positive(text: str) -> int:
     return value
 
 
+def role_limits(text: str) -> dict[str, int]:
+    """ "generate=512,reflect=128" -> {"generate": 512, "reflect": 128}."""
+    out: dict[str, int] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        role, _, value = item.partition("=")
+        try:
+            out[role.strip()] = int(value)
+        except ValueError:
+            msg = f"expected ROLE=N pairs, got {item!r}"
+            raise argparse.ArgumentTypeError(msg) from None
+    return out
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="reflexion", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -61,9 +75,16 @@ def build_parser() -> Parser:
         help="comma-separated (default: all six)",
     )
     _run_options(compare)
+    report = sub.add_parser(
+        "report", help="rebuild a run folder's report (plots, report.md, report.html)"
+    )
+    report.add_argument("run", type=Path, help="a run folder with results.jsonl")
     from reflexion.memory_cli import add_memory_parser
 
     add_memory_parser(sub)
+    from reflexion.models_cli import add_models_parser
+
+    add_models_parser(sub)
     return parser
 
 
@@ -104,11 +125,26 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         default="all-MiniLM-L6-v2",
         help="embedding model of the memory (hash-N: a test-only hash embedder)",
     )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=0.8,
+        help="sampling temperature of best-of-N samples after the first; every other "
+        "call decodes greedily (default 0.8)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument(
+        "--max-tokens",
+        type=role_limits,
+        default={},
+        help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
+        "generate/refine/correct 768, feedback 384, reflect 256)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
-    from reflexion.report import format_table, summarize, write_comparison
+    from reflexion.report import format_table, summarize, write_report
     from reflexion.runfolder import RunFolder
     from reflexion.runner import RunConfig, run
 
@@ -127,15 +163,36 @@ def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
         chroma_url=args.chroma_url,
         embedder=args.embedder,
         concurrency=args.concurrency,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
     )
     results = run(config, progress=not args.no_progress)
-    summaries = summarize(results, strategies)
-    print(format_table(summaries))
     if args.command == "compare":
         saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
-        path = write_comparison(out, summaries, saved)
-        print(f"comparison: {path}")
+        report = write_report(out, results, saved)
+        print(format_table(report.summaries))
+        print(f"comparison: {report.files[0]}\nreport: {report.files[-1]}")
+    else:
+        print(format_table(summarize(results, strategies)))
     print(f"run folder: {out}")
+    return 0
+
+
+def cmd_report(folder: Path) -> int:
+    """Rebuild comparison.json, the plots, report.md and report.html from results.jsonl."""
+    from reflexion.errors import UsageError
+    from reflexion.report import format_table, write_report
+    from reflexion.runfolder import RunFolder
+
+    results = RunFolder(folder).results()
+    if not results:
+        msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
+        raise UsageError(msg)
+    config = RunFolder(folder).load_config() or {"env": results[0].env, "run_id": results[0].run_id}
+    report = write_report(folder, results, config)
+    print(format_table(report.summaries))
+    print(f"report: {report.files[-1]}")
     return 0
 
 
@@ -152,6 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from reflexion.strategies import parse_strategies
 
             return cmd_run(args, [s.value for s in parse_strategies(args.strategies)])
+        if args.command == "report":
+            return cmd_report(args.run)
+        if args.command == "models":
+            from reflexion.models_cli import cmd_models
+
+            return cmd_models(args)
         from reflexion.memory_cli import cmd_memory
 
         return cmd_memory(args)

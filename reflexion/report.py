@@ -1,105 +1,265 @@
-"""Per-strategy summaries of a run: the comparison table and comparison.json.
+"""Per-strategy summaries of a run, and the report files written into the run folder.
+
+`write_report` turns results.jsonl + config.json into comparison.json, two PNG plots,
+report.md and a self-contained report.html:
 
 >>> print(format_table(summarize(results)))        # doctest: +SKIP
-strategy      trials  final  any   mean best  LLM calls  tokens  wall s
-self-refine        8  62.5%  62.5%  -0.0213          0       0    0.01
+strategy     trials  final [95% CI]   any [95% CI]  mean best  attempts  tok/solved  ...
+self-refine      60   75.0% [65-85]  75.0% [65-85]     -0.013      2.43       2,820  ...
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from reflexion.errors import UsageError
 from reflexion.records import Record, TaskResult
+from reflexion.report_pages import Page, render_html, render_markdown
+from reflexion.report_plots import plot_by_cost, plot_by_episode
+from reflexion.report_stats import (
+    RESAMPLES,
+    Curve,
+    cost_curve,
+    cost_of,
+    cost_unit,
+    episode_curve,
+    per_solved,
+    success_rate,
+)
+
+COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
+BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"
+NO_CURVE = Curve((), (), (), ())
 
 
 @dataclass(frozen=True)
 class Summary(Record):
+    """One strategy's row of the comparison, with the curves behind its plots."""
+
     strategy: str
-    trials: int
+    trials: int  # tasks x seeds
+    tasks: int
     final_success: float  # held-out pass rate of the candidate each strategy returns
+    final_low: float  # bootstrap 95% interval over tasks
+    final_high: float
     any_success: float  # held-out pass rate of any attempt (optimistic)
+    any_low: float
+    any_high: float
     mean_best_score: float  # mean best VISIBLE score
     mean_attempts: float
     llm_calls: int
     tokens: int
+    tokens_per_solved: float | None  # all tokens / trials whose returned candidate passed
+    calls_per_solved: float | None
+    mean_tokens: float  # per trial
+    mean_calls: float
     wall_s: float  # summed over trials (trials overlap when run concurrently)
+    cost_unit: str | None = None  # the x of by_cost: "tokens", "LLM calls", or None (no cost)
+    by_episode: Curve = NO_CURVE
+    by_cost: Curve = NO_CURVE
 
 
-def summarize(results: Sequence[TaskResult], order: Sequence[str] = ()) -> list[Summary]:
-    """One Summary per strategy, in `order` first, then in order of appearance."""
+def summarize(
+    results: Sequence[TaskResult],
+    order: Sequence[str] = (),
+    episodes: int | None = None,
+    resamples: int = RESAMPLES,
+) -> list[Summary]:
+    """One Summary per strategy, in `order` first, then in order of appearance. The cost curves
+    share one unit and right edge, so they can be drawn on one axis.
+
+    >>> [s.strategy for s in summarize(results, ["reflexion"])]        # doctest: +SKIP
+    ['reflexion', 'self-refine']
+    """
     names = list(dict.fromkeys([*order, *(r.strategy for r in results)]))
+    episodes = episodes or max((p.episode for r in results for p in r.curve), default=1)
+    unit = cost_unit(results)
+    budget = max((cost_of(p, unit) for r in results for p in r.curve), default=0) if unit else 0
     out = []
     for name in names:
         rs = [r for r in results if r.strategy == name]
-        if not rs:
-            continue
-        n = len(rs)
-        out.append(
-            Summary(
-                strategy=name,
-                trials=n,
-                final_success=sum(r.final_passed for r in rs) / n,
-                any_success=sum(r.any_passed for r in rs) / n,
-                mean_best_score=sum(r.best_score for r in rs) / n,
-                mean_attempts=sum(r.attempts for r in rs) / n,
-                llm_calls=sum(r.llm_calls for r in rs),
-                tokens=sum(r.input_tokens + r.output_tokens for r in rs),
-                wall_s=round(sum(r.wall_s for r in rs), 3),
+        if rs:
+            by_cost = cost_curve(rs, unit, budget, resamples) if unit else NO_CURVE
+            out.append(
+                _summary(name, rs, resamples, unit, episode_curve(rs, episodes, resamples), by_cost)
             )
-        )
     return out
 
 
-COLUMNS = (
-    "strategy",
-    "trials",
-    "final",
-    "any",
-    "mean best",
-    "attempts",
-    "LLM calls",
-    "tokens",
-    "wall s",
-)
+def _summary(
+    name: str,
+    rs: list[TaskResult],
+    resamples: int,
+    unit: str | None,
+    by_episode: Curve,
+    by_cost: Curve,
+) -> Summary:
+    n = len(rs)
+    final = success_rate(rs, lambda r: r.final_passed, resamples)
+    anyp = success_rate(rs, lambda r: r.any_passed, resamples)
+    tokens = sum(r.input_tokens + r.output_tokens for r in rs)
+    calls = sum(r.llm_calls for r in rs)
+    return Summary(
+        strategy=name,
+        trials=n,
+        tasks=len({r.task_id for r in rs}),
+        final_success=final.value,
+        final_low=final.low,
+        final_high=final.high,
+        any_success=anyp.value,
+        any_low=anyp.low,
+        any_high=anyp.high,
+        mean_best_score=sum(r.best_score for r in rs) / n,
+        mean_attempts=sum(r.attempts for r in rs) / n,
+        llm_calls=calls,
+        tokens=tokens,
+        tokens_per_solved=per_solved(rs, lambda r: r.input_tokens + r.output_tokens),
+        calls_per_solved=per_solved(rs, lambda r: r.llm_calls),
+        mean_tokens=tokens / n,
+        mean_calls=calls / n,
+        wall_s=round(sum(r.wall_s for r in rs), 3),
+        cost_unit=unit,
+        by_episode=by_episode,
+        by_cost=by_cost,
+    )
 
 
-def format_table(summaries: Sequence[Summary]) -> str:
-    rows = [
+COLUMNS: tuple[str, ...] = ("strategy", "trials", "final [95% CI]", "any [95% CI]")
+COLUMNS += ("mean best", "attempts", "tok/solved", "calls/solved", "wall s")
+
+
+def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str, ...]]:
+    """The table's cells as text; `digits` is the precision of the interval ends (in %).
+
+    >>> table_rows(summarize(results))[0][2]        # doctest: +SKIP
+    '62.5% [25-88]'
+    """
+
+    def rate(value: float, low: float, high: float) -> str:
+        return f"{value:.1%} [{low * 100:.{digits}f}-{high * 100:.{digits}f}]"
+
+    def cost(value: float | None, fmt: str) -> str:
+        return "n/a" if value is None else format(value, fmt)
+
+    return [
         (
             s.strategy,
             str(s.trials),
-            f"{s.final_success:.1%}",
-            f"{s.any_success:.1%}",
+            rate(s.final_success, s.final_low, s.final_high),
+            rate(s.any_success, s.any_low, s.any_high),
             f"{s.mean_best_score:.4g}",
             f"{s.mean_attempts:.2f}",
-            str(s.llm_calls),
-            str(s.tokens),
+            cost(s.tokens_per_solved, ",.0f"),
+            cost(s.calls_per_solved, ".1f"),
             f"{s.wall_s:.2f}",
         )
         for s in summaries
     ]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
-    lines = [
+
+
+def format_table(summaries: Sequence[Summary]) -> str:
+    """The comparison as aligned plain text, one row per strategy (see the module example)."""
+    rows = [COLUMNS, *table_rows(summaries)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return "\n".join(
         "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(COLUMNS, widths, strict=True))
+            v.ljust(w) if i == 0 else v.rjust(w)
+            for i, (v, w) in enumerate(zip(row, widths, strict=True))
         )
-    ]
-    for row in rows:
-        lines.append(
-            "  ".join(
-                v.ljust(w) if i == 0 else v.rjust(w)
-                for i, (v, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-    return "\n".join(lines)
+        for row in rows
+    )
 
 
-def write_comparison(folder: Path, summaries: Sequence[Summary], config: dict[str, object]) -> Path:
-    path = folder / "comparison.json"
+def write_comparison(folder: Path, summaries: Sequence[Summary], config: dict[str, Any]) -> Path:
+    """comparison.json: the config and every Summary (rates, intervals, costs and curves)."""
+    path = folder / COMPARISON
     data = {"config": config, "strategies": [s.to_dict() for s in summaries]}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class Report:
+    summaries: list[Summary]
+    files: list[Path]  # comparison.json, the PNGs, report.md, report.html
+
+
+def write_report(
+    folder: Path,
+    results: Sequence[TaskResult],
+    config: dict[str, Any],
+    resamples: int = RESAMPLES,
+) -> Report:
+    """Write comparison.json, the two PNGs, report.md and report.html into `folder`.
+
+    >>> report = write_report(Path("runs/x"), results, config)      # doctest: +SKIP
+    >>> report.files[-1]                                            # doctest: +SKIP
+    PosixPath('runs/x/report.html')
+    """
+    summaries = summarize(results, config.get("strategies", ()), config.get("episodes"), resamples)
+    subtitle = _subtitle(config, results)
+    try:
+        paths = [write_comparison(folder, summaries, config)]
+        series = [(s.strategy, s.by_episode) for s in summaries]
+        paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
+        unit = summaries[0].cost_unit if summaries else None
+        series = [(s.strategy, s.by_cost) for s in summaries]
+        paths.append(plot_by_cost(folder / BY_TOKENS, series, unit, subtitle))
+        page = _page(config, results, summaries, paths[1:])
+        for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
+            (folder / name).write_text(text, encoding="utf-8")
+            paths.append(folder / name)
+    except OSError as exc:
+        msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    return Report(summaries, paths)
+
+
+def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
+    tasks = len({r.task_id for r in results})
+    seeds = len({r.seed for r in results})
+    model = config.get("model") or "scripted actor"
+    per = f"{tasks} tasks × {seeds} seeds" if seeds > 1 else f"{tasks} tasks, 1 seed"
+    return f"env {config.get('env', '?')} · model {model} · {per}"
+
+
+def _page(
+    config: dict[str, Any],
+    results: Sequence[TaskResult],
+    summaries: Sequence[Summary],
+    plots: list[Path],
+) -> Page:
+    created = config.get("created")
+    facts = [
+        ("env", str(config.get("env", "?"))),
+        ("model", str(config.get("model") or "none (the env's scripted actor)")),
+        ("strategies", ", ".join(s.strategy for s in summaries)),
+        ("episodes (budget per task)", str(config.get("episodes", "?"))),
+        ("seeds", str(len({r.seed for r in results}))),
+        ("tasks", str(len({r.task_id for r in results}))),
+        ("recall", f"k={config.get('k', '?')}, scope={config.get('scope', '?')}"),
+        ("embedder", str(config.get("embedder", "?"))),
+        ("run id", str(config.get("run_id", "?"))),
+    ]
+    if isinstance(created, int | float):
+        facts.append(("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created))))
+    unit = summaries[0].cost_unit if summaries else None
+    notes = {
+        None: "No tokens or LLM calls were recorded (a scripted actor), so the cost plot is empty.",
+        "LLM calls": "The model reported no token counts, so cost is counted in LLM calls.",
+    }
+    header = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
+    captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
+    return Page(
+        title=f"Reflexion comparison: {config.get('env', '?')}",
+        facts=facts,
+        header=header,
+        rows=table_rows(summaries, digits=1),
+        images=list(zip(captions, plots, strict=True)),
+        notes=[notes[unit]] if unit in notes else [],
+    )
