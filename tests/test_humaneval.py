@@ -1,0 +1,151 @@
+"""HumanEval: the reference passes both signals, wrong code fails them, and the official tests never
+reach a task or visible feedback."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from envs.docstring_examples import parse_examples
+from envs.humaneval import HumanEvalEnv, Problem
+from envs.registry import make_env
+from reflexion.errors import UsageError
+from reflexion.records import Score
+
+SAMPLE = [0, 2, 10, 32, 38, 47, 81, 95, 115, 129]  # doctests, helpers, odd example styles, none
+
+
+@pytest.fixture(scope="module")
+def env() -> HumanEvalEnv:
+    return HumanEvalEnv()
+
+
+def problem(env: HumanEvalEnv, task_id: str) -> Problem:
+    return env._problems[task_id]
+
+
+def reference(env: HumanEvalEnv, task_id: str) -> str:
+    p = problem(env, task_id)
+    return p.prompt + p.canonical_solution
+
+
+def wrong(env: HumanEvalEnv, task_id: str) -> str:
+    return problem(env, task_id).prompt + "    return None\n"
+
+
+@pytest.fixture(scope="module")
+def visible(env: HumanEvalEnv) -> dict[str, tuple[Score, Score]]:
+    """The visible score of the reference and of a wrong solution, for all 164 problems."""
+
+    def both(task_id: str) -> tuple[Score, Score]:
+        task = next(t for t in env.tasks() if t.id == task_id)
+        return env.score(task, reference(env, task_id)), env.score(task, wrong(env, task_id))
+
+    ids = [t.id for t in env.tasks()]
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(ids, pool.map(both, ids)))
+
+
+def test_all_164_problems_in_file_order(env: HumanEvalEnv) -> None:
+    tasks = env.tasks()
+    assert [t.id for t in tasks] == [f"HumanEval/{i}" for i in range(164)]
+    first = tasks[0]
+    assert first.spec == {"entry_point": "has_close_elements", "kind": "code"}
+    assert problem(env, first.id).prompt in first.prompt and "```python" in first.prompt
+
+
+def test_spec_picks_the_first_n(env: HumanEvalEnv) -> None:
+    assert [t.id for t in HumanEvalEnv.from_spec("3").tasks()] == [t.id for t in env.tasks()[:3]]
+    assert len(make_env("humaneval:164").tasks()) == 164
+    for bad in ["0", "165", "ten", "-1"]:
+        with pytest.raises(UsageError, match="humaneval:N needs N between 1 and 164"):
+            HumanEvalEnv.from_spec(bad)
+
+
+@pytest.mark.parametrize("index", SAMPLE)
+def test_the_reference_passes_both_signals(env: HumanEvalEnv, index: int) -> None:
+    task = env.tasks()[index]
+    code = reference(env, task.id)
+    score, held_out = env.score(task, code), env.evaluate(task, code)
+    assert (score.value, score.solved) == (1.0, True), score.feedback
+    assert (held_out.value, held_out.solved) == (1.0, True), held_out.feedback
+
+
+@pytest.mark.slow
+def test_every_reference_passes_the_official_tests(env: HumanEvalEnv) -> None:
+    def passed(index: int) -> bool:
+        task = env.tasks()[index]
+        return env.evaluate(task, reference(env, task.id)).solved
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(passed, range(164)))
+
+
+def test_every_reference_passes_its_visible_examples(
+    visible: dict[str, tuple[Score, Score]],
+) -> None:
+    failing = {i: s.feedback for i, (s, _) in visible.items() if not s.solved or s.value != 1.0}
+    assert failing == {}
+
+
+def test_a_wrong_solution_fails_and_the_feedback_says_where(env: HumanEvalEnv) -> None:
+    task = env.tasks()[0]
+    score = env.score(task, wrong(env, task.id))
+    assert (score.value, score.solved) == (0.0, False)
+    assert score.feedback.startswith("0 of 2 examples passed.")
+    assert "`has_close_elements([1.0, 2.0, 3.0], 0.5)` failed: expected False, got None" in (
+        score.feedback
+    )
+    assert not env.evaluate(task, wrong(env, task.id)).solved
+
+
+def test_an_error_shows_the_last_lines_of_its_traceback(env: HumanEvalEnv) -> None:
+    task = env.tasks()[2]  # truncate_number
+    answer = "```python\ndef truncate_number(number):\n    return number % int(number - 3.5)\n```"
+    score = env.score(task, answer)
+    assert not score.solved
+    assert 'File "solution.py", line 2, in truncate_number' in score.feedback
+    assert "ZeroDivisionError" in score.feedback
+
+
+def test_visible_examples_found_for_at_least_150_problems(
+    env: HumanEvalEnv, visible: dict[str, tuple[Score, Score]]
+) -> None:
+    parsed = sum(bool(parse_examples(p.prompt, p.entry_point)) for p in env._problems.values())
+    vetted = sum(bool(env.examples(t)) for t in env.tasks())  # those the reference passes
+    print(f"docstring examples: parsed for {parsed}, kept for {vetted} of 164 problems")
+    assert parsed >= vetted >= 150
+
+
+def test_a_problem_without_examples_only_needs_code_that_loads(env: HumanEvalEnv) -> None:
+    task = env.tasks()[41]  # car_race_collision: no examples in its docstring
+    assert env.examples(task) == []
+    score = env.score(task, reference(env, task.id))
+    assert score.solved and "no examples" in score.feedback
+    broken = env.score(task, "def car_race_collision(n):\n    return n\n\nraise SystemExit(1)\n")
+    assert not broken.solved
+
+
+def test_the_official_tests_never_reach_a_task_or_visible_feedback(
+    env: HumanEvalEnv, visible: dict[str, tuple[Score, Score]]
+) -> None:
+    checked = 0
+    for task in env.tasks():
+        asserts = [ln.strip() for ln in problem(env, task.id).test.splitlines() if "assert" in ln]
+        shown = [task.prompt, json.dumps(task.spec), *(s.feedback for s in visible[task.id])]
+        for line in asserts:
+            checked += 1
+            assert not any(line in text for text in shown), (task.id, line)
+    assert checked > 1000  # every problem's assert lines were looked for
+
+
+@pytest.mark.parametrize("answer", ["", "I could not solve this one.", "```python\ndef (:\n```"])
+def test_an_unparseable_answer_is_a_failed_attempt_with_a_reason(
+    env: HumanEvalEnv, answer: str
+) -> None:
+    task = env.tasks()[0]
+    score, held_out = env.score(task, answer), env.evaluate(task, answer)
+    assert (score.value, score.solved, held_out.solved) == (0.0, False, False)
+    assert score.feedback.startswith("No usable code in the answer:")
