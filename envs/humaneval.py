@@ -70,13 +70,21 @@ class HumanEvalEnv:
 
     @classmethod
     def from_spec(cls, arg: str | None) -> HumanEvalEnv:
-        """`--env humaneval` (all 164 problems) or `--env humaneval:N` (the first N, 1..164)."""
+        """`--env humaneval` (all 164 problems), `--env humaneval:N` (the first N), or
+        `--env humaneval:spread-N` (N problems evenly spaced over the file: the early problems
+        are the easy ones, so a spread is the fairer small subset)."""
         if arg is None:
             return cls()
-        if not arg.isdigit() or not 1 <= int(arg) <= COUNT:
-            msg = f"humaneval:N needs N between 1 and {COUNT}, got {arg!r}"
+        spread = arg.startswith("spread-")
+        count = arg.removeprefix("spread-")
+        if not count.isdigit() or not 1 <= int(count) <= COUNT:
+            msg = f"humaneval:N and humaneval:spread-N need N between 1 and {COUNT}, got {arg!r}"
             raise UsageError(msg)
-        return cls(load_problems(int(arg)))
+        problems = load_problems()
+        n = int(count)
+        if not spread:
+            return cls(problems[:n])
+        return cls([problems[i * COUNT // n] for i in range(n)])
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)

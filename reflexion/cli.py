@@ -138,7 +138,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         type=role_limits,
         default={},
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
-        "generate/refine/correct 768, feedback 384, reflect 256)",
+        "generate/refine/correct 512, feedback 256, reflect 192)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 

@@ -19,7 +19,7 @@ from reflexion.records import Attempt, Task, Turn
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
 # Token limits per role: answers are whole programs; feedback and reflections are short notes.
-ROLE_TOKENS = {"generate": 768, "refine": 768, "correct": 768, "feedback": 384, "reflect": 256}
+ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
 
 GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
 LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"
@@ -27,7 +27,8 @@ LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"
 # The feedback request sees the VISIBLE result of the last answer, never the held-out one.
 FEEDBACK_REQUEST = (
     "Result of checking this answer: {result}\n\n"
-    "Give specific, actionable feedback: what is wrong and how to fix it. "
+    "Give specific, actionable feedback in at most five short points: what is wrong and how to "
+    "fix it. Do not rewrite the answer. "
     "If the answer is correct and needs no change, end with a line that says STOP."
 )
 REFINE_REQUEST = "Using the feedback above, write an improved, complete answer to the task."

@@ -149,3 +149,10 @@ def test_an_unparseable_answer_is_a_failed_attempt_with_a_reason(
     score, held_out = env.score(task, answer), env.evaluate(task, answer)
     assert (score.value, score.solved, held_out.solved) == (0.0, False, False)
     assert score.feedback.startswith("No usable code in the answer:")
+
+
+def test_spread_subset_is_evenly_spaced_and_bounded() -> None:
+    ids = [t.id for t in HumanEvalEnv.from_spec("spread-4").tasks()]
+    assert ids == ["HumanEval/0", "HumanEval/41", "HumanEval/82", "HumanEval/123"]
+    with pytest.raises(UsageError, match="spread-N"):
+        HumanEvalEnv.from_spec("spread-0")

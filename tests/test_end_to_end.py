@@ -1,0 +1,93 @@
+"""Whole runs with the real local model: HumanEval in the sandbox, and the user's own tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envs.humaneval import load_problems
+from reflexion.cli import main
+from reflexion.runfolder import RunFolder
+
+pytestmark = pytest.mark.slow
+SMALL = [
+    "--model",
+    "smollm2-135m",
+    "--embedder",
+    "hash-64",
+    "--no-progress",
+    "--max-tokens",
+    "generate=160,refine=160,correct=160,feedback=80,reflect=60",
+]
+EXAMPLES = Path(__file__).parents[1] / "envs" / "examples" / "tasks.jsonl"
+
+
+def test_no_prompt_of_a_humaneval_run_holds_a_held_out_test(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "he"
+    code = main(
+        [
+            "compare",
+            "--env",
+            "humaneval:spread-2",
+            "--episodes",
+            "2",
+            "--strategies",
+            "single,resample,correct,self-refine,reflexion,reflexion-window",
+            "--out",
+            str(out),
+            *SMALL,
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    steps = RunFolder(out).steps()
+    prompts = "\n".join(m.content for s in steps for m in s.prompt)
+    assert "Complete the following Python function" in prompts  # real prompts were recorded
+    held_out = [
+        line.strip()
+        for p in load_problems()
+        if p.task_id in {s.task_id for s in steps}
+        for line in p.test.splitlines()
+        if line.strip().startswith("assert")
+    ]
+    assert len(held_out) > 5
+    assert not [line for line in held_out if line in prompts]
+    assert any(s.kind == "generate" and s.output.strip() for s in steps)  # the model wrote text
+    report = (out / "report.html").read_text()
+    assert "data:image/png;base64," in report and "reflexion-window" in report
+
+
+def test_own_jsonl_tasks_run_end_to_end(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "own"
+    code = main(
+        [
+            "compare",
+            "--env",
+            f"jsonl:{EXAMPLES}",
+            "--episodes",
+            "2",
+            "--strategies",
+            "single,reflexion",
+            "--tasks",
+            "4",
+            "--out",
+            str(out),
+            *SMALL,
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    results = RunFolder(out).results()
+    assert len(results) == 2 * 4
+    hidden = [
+        t
+        for line in EXAMPLES.read_text().splitlines()
+        if line
+        for t in _as_list(json.loads(line).get("hidden_tests", []))
+    ]
+    prompts = "\n".join(m.content for s in RunFolder(out).steps() for m in s.prompt)
+    assert hidden and not [t for t in hidden if t in prompts]
+
+
+def _as_list(tests: str | list[str]) -> list[str]:
+    return tests.splitlines() if isinstance(tests, str) else tests
