@@ -71,10 +71,28 @@ def test_openai_without_the_extra_or_key_is_a_one_line_error(monkeypatch, capsys
 def test_openai_compatible_endpoint_gets_concurrent_requests(tmp_path: Path, capsys) -> None:
     register_env("keywords", lambda arg: KeywordEnv())
     with StubServer(["no keywords here"] * 20, delay_s=0.4) as stub:
-        code = main(["run", "--env", "keywords", "--strategy", "resample", "--episodes", "3",
-                     "--seeds", "2", "--concurrency", "4", "--temperature", "0.7",
-                     "--model", f"openai-compatible:{stub.url}#served-model",
-                     "--out", str(tmp_path / "r"), "--no-progress"])
+        code = main(
+            [
+                "run",
+                "--env",
+                "keywords",
+                "--strategy",
+                "resample",
+                "--episodes",
+                "3",
+                "--seeds",
+                "2",
+                "--concurrency",
+                "4",
+                "--temperature",
+                "0.7",
+                "--model",
+                f"openai-compatible:{stub.url}#served-model",
+                "--out",
+                str(tmp_path / "r"),
+                "--no-progress",
+            ]
+        )
     assert code == 0, capsys.readouterr().err
     # 2 tasks x 2 seeds = 4 trials of 3 samples. The greedy first sample is one prompt per task,
     # asked once and reused by the other seed: 2 + 4 x 2 sampled = 10 requests, not 12.
