@@ -16,6 +16,7 @@ a UsageError that names the file and line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -39,14 +40,16 @@ QA_INSTRUCTION = (
 
 
 class JsonlEnv:
-    """The tasks of one JSONL file; the env's name carries the file's stem, so memories of
-    different task files stay apart."""
+    """The tasks of one JSONL file. The env's name carries the file's stem and a hash of its
+    content, so a shared memory store keeps the lessons of different task files apart (and of
+    two versions of one file)."""
 
     def __init__(self, path: str, memory_mb: int = 512) -> None:
         self.path = Path(path).expanduser()
-        self.name = f"jsonl:{self.path.stem}"
         self.memory_mb = memory_mb
         items = load_tasks(self.path)
+        digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:8]
+        self.name = f"jsonl:{self.path.stem}-{digest}"
         self._items = {item.id: item for item in items}
         self._tasks = [_task(item) for item in items]
 

@@ -39,11 +39,17 @@ class CallCache:
     async def get_or_call(self, key: str, make: Any) -> tuple[Call, bool]:
         future = self._futures.get(key)
         if future is not None:
-            return await asyncio.shield(future), True
+            try:
+                call: Call = await asyncio.shield(future)
+            except Exception:  # noqa: BLE001 - the first asker's failure: ask ourselves
+                return await make(), False
+            if not call.error:
+                return call, True
+            return await make(), False  # an error is not an answer: ask again, uncached
         future = asyncio.get_running_loop().create_future()
         self._futures[key] = future
         try:
-            call: Call = await make()
+            call = await make()
         except BaseException as exc:
             del self._futures[key]
             future.set_exception(exc)

@@ -89,7 +89,11 @@ def build_parser() -> Parser:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--env", required=True, help="env name (quadratic, or one you registered)")
+    p.add_argument(
+        "--env",
+        required=True,
+        help="quadratic (no LLM), humaneval[:N|:spread-N], jsonl:PATH, or one you registered",
+    )
     p.add_argument(
         "--episodes",
         type=positive,
@@ -100,8 +104,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=positive, default=1, help="seeds 0..N-1 (default 1)")
     p.add_argument(
         "--model",
-        help="openai:NAME or python:MODULE:ATTR (envs with a scripted "
-        "actor, like quadratic, need none)",
+        help="a local model (qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b; smollm2-135m; "
+        "a .gguf path), openai:NAME, openai-compatible:URL[#MODEL], or python:MODULE:ATTR; "
+        "quadratic's scripted actor needs none",
     )
     p.add_argument(
         "--out", type=Path, help="run folder (default runs/ENV-TIME); an existing one is resumed"

@@ -70,6 +70,15 @@ class ChatLocalGGUF(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"path": self.path, "context": self.context, "temperature": self.temperature}
 
+    def load(self) -> None:
+        """Load the weights now (the runner calls this before any trial starts, so a bad file is
+        one clear error and the load time is not charged to whichever trial came first)."""
+        try:
+            self._server()
+        except RuntimeError as exc:
+            msg = f"cannot load the local model {self.path}: {exc}"
+            raise UsageError(msg) from None
+
     def _server(self) -> Any:
         key = (self.path, self.context, self.parallel, self.threads)
         with self._load_lock:

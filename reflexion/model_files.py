@@ -79,12 +79,32 @@ def gguf_path(name: str) -> Path:
     """The checked GGUF file of a named model, joined into the cache on first use."""
     files = MODELS[name]
     parts = _installed_files(files)
+    if not parts:
+        msg = f"the packages of {name} hold no model file: reinstall them"
+        raise UsageError(msg)
     if files.single is not None:
         return _verified(parts[0], files)
-    target = cache_dir() / "models" / f"{name}-{files.sha256[:12]}.gguf"
-    if not target.exists():
-        _join(parts, target, files)
-    return _verified(target, files)
+    target = joined_path(name)
+    if target.exists():
+        try:
+            return _verified(target, files)
+        except UsageError:
+            target.unlink()  # a damaged join in our own cache: make it again from the parts
+    _join(parts, target, files)
+    return target
+
+
+def joined_path(name: str) -> Path:
+    """Where the parts of a split model are joined (whether or not that happened yet)."""
+    return cache_dir() / "models" / f"{name}-{MODELS[name].sha256[:12]}.gguf"
+
+
+def is_installed(name: str) -> bool:
+    """Are all the model's packages installed (at their pinned versions)? Cheap: no hashing."""
+    try:
+        return bool(_installed_files(MODELS[name]))
+    except UsageError:
+        return False
 
 
 def install(name: str) -> None:
@@ -129,21 +149,23 @@ def _join(parts: list[Path], target: Path, files: ModelFiles) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     digest = hashlib.sha256()
-    with tmp.open("wb") as out:
-        for part in parts:
-            with part.open("rb") as f:
-                while chunk := f.read(CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-    if digest.hexdigest() != files.sha256:
-        tmp.unlink()
-        msg = (
-            f"the joined {files.name} file has sha256 {digest.hexdigest()[:16]}..., not the "
-            f"pinned {files.sha256[:16]}...: reinstall its packages"
-        )
-        raise UsageError(msg)
-    os.replace(tmp, target)
-    _marker(target, files).write_text(f"{files.sha256} {files.size}\n")
+    try:
+        with tmp.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as f:
+                    while chunk := f.read(CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != files.sha256:
+            msg = (
+                f"the joined {files.name} file has sha256 {digest.hexdigest()[:16]}..., not the "
+                f"pinned {files.sha256[:16]}...: reinstall its packages"
+            )
+            raise UsageError(msg)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)  # interrupted, full disk, or a mismatch: leave no 1 GB scrap
+    _marker(target, files).write_text(_stamp(target, files) + "\n")
 
 
 def _marker(path: Path, files: ModelFiles) -> Path:
@@ -154,11 +176,18 @@ def _marker(path: Path, files: ModelFiles) -> Path:
     return cache_dir() / "models" / f"{files.name}.sha256"
 
 
+def _stamp(path: Path, files: ModelFiles) -> str:
+    """What the marker records: the pinned hash AND which file on disk was hashed (inode, size,
+    mtime), so a file replaced or rewritten since is hashed again."""
+    st = path.stat()
+    return f"{files.sha256} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
+
+
 def _verified(path: Path, files: ModelFiles) -> Path:
     """Check the size every time, and the full sha256 once (remembered in a marker file)."""
     size = path.stat().st_size
     marker = _marker(path, files)
-    stamp = f"{files.sha256} {files.size}"
+    stamp = _stamp(path, files)
     if size == files.size and marker.exists() and marker.read_text().strip() == stamp:
         return path
     digest = hashlib.sha256()

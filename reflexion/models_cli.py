@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from reflexion.model_files import DEFAULT_MODEL, MODELS, gguf_path, install
+from reflexion.model_files import (
+    DEFAULT_MODEL,
+    MODELS,
+    gguf_path,
+    install,
+    is_installed,
+    joined_path,
+)
 
 
 def add_models_parser(sub: Any) -> None:
@@ -25,14 +32,14 @@ def add_models_parser(sub: Any) -> None:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from reflexion.errors import UsageError
-
     if args.verb == "list":
         for name, files in MODELS.items():
-            try:
-                state = f"ready: {gguf_path(name)}"
-            except UsageError as exc:
-                state = f"not ready: {exc}"
+            if not is_installed(name):
+                state = f"not installed: `reflexion models install {name}`"
+            elif files.single is None and not joined_path(name).exists():
+                state = "installed; joined and checked on first use"
+            else:
+                state = "ready"
             default = " (default)" if name == DEFAULT_MODEL else ""
             print(f"{name}{default}  {files.upstream}, {files.size / 1e6:.0f} MB  {state}")
         return 0

@@ -187,6 +187,9 @@ def _actors(env: Env, config: RunConfig, model: BaseChatModel | None) -> Callabl
     if model is not None:
         from reflexion.actor import CallCache, ChatActor
 
+        load = getattr(model, "load", None)
+        if callable(load):
+            load()  # e.g. the local model: fail on a bad file before any trial starts
         chat, cache = model, CallCache()  # one cache: identical greedy prompts are answered once
         return lambda seed: ChatActor(
             chat,

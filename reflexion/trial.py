@@ -10,6 +10,7 @@ best candidate, and talks to the memory.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
@@ -182,9 +183,16 @@ class Trial:
             output_tokens=self._tokens[1],
             wall_s=round(time.perf_counter() - self._start, 4),
             reused_calls=self._reused,
-            curve=tuple(self._curve),
+            curve=self._final_curve(),
             errors=tuple(self._errors),
         )
+
+    def _final_curve(self) -> tuple[Point, ...]:
+        """The curve, with calls made after the last attempt (a feedback that said STOP, a
+        reflection) charged to the last point, so the curve's cost ends at the trial's cost."""
+        *head, last = self._curve
+        tokens, calls = sum(self._tokens), self._calls
+        return (*head, dataclasses.replace(last, tokens=tokens, calls=calls))
 
     def _log(self, episode: int, kind: str, call: Call | None = None, **fields: Any) -> None:
         self._n += 1

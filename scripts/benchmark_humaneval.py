@@ -12,9 +12,11 @@ time, as ratios to `single` measured in this same run. Resumable: run it again w
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
+from reflexion.errors import ReflexionError
 from reflexion.model_files import DEFAULT_MODEL
 from reflexion.report import format_table, write_report
 from reflexion.runfolder import RunFolder
@@ -44,8 +46,13 @@ def main() -> None:
         model=args.model,
         concurrency=args.concurrency,
     )
+    if "single" not in config.strategies:
+        parser.error("--strategies must include single: the ratios are to single")
     start = time.perf_counter()
-    results = run(config, progress=True)
+    try:
+        results = run(config, progress=True)
+    except ReflexionError as exc:
+        sys.exit(f"benchmark: error: {exc}")
     elapsed = time.perf_counter() - start
     report = write_report(Path(out), results, RunFolder(Path(out)).load_config() or {})
     print(format_table(report.summaries))
@@ -54,10 +61,11 @@ def main() -> None:
     for s in report.summaries:
         pass_ratio = s.final_success / base.final_success if base.final_success else float("nan")
         tokens_ratio = s.tokens / base.tokens if base.tokens else float("nan")
+        per_solved = "n/a" if s.tokens_per_solved is None else f"{s.tokens_per_solved:,.0f}"
         print(
             f"  {s.strategy:<12} pass@1 {s.final_success:6.1%} ({pass_ratio:.2f}x)  "
             f"tokens {s.tokens:>9,} ({tokens_ratio:.2f}x)  "
-            f"tokens/solved {s.tokens_per_solved or 0:>7,.0f}  trial time {s.wall_s:7.0f} s"
+            f"tokens/solved {per_solved:>7}  trial time {s.wall_s:7.0f} s"
         )
     print(f"report: {report.files[-1]}")
 

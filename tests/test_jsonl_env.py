@@ -38,7 +38,19 @@ def write(tmp_path: Path, *lines: object) -> Path:
 def test_the_example_file_ships_and_loads() -> None:
     env = make_env(f"jsonl:{EXAMPLE}")
     kinds = [t.spec["kind"] for t in env.tasks()]
-    assert env.name == "jsonl:tasks" and kinds.count("code") == 4 and kinds.count("qa") == 4
+    assert (
+        env.name.startswith("jsonl:tasks-") and kinds.count("code") == 4 and kinds.count("qa") == 4
+    )
+
+
+def test_two_task_files_never_share_an_env_name(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "tasks.jsonl").write_text('{"id": "q", "question": "1+1?", "answer": "2"}\n')
+    (b / "tasks.jsonl").write_text('{"id": "q", "question": "2+2?", "answer": "4"}\n')
+    assert (
+        make_env(f"jsonl:{a / 'tasks.jsonl'}").name != make_env(f"jsonl:{b / 'tasks.jsonl'}").name
+    )
 
 
 def test_the_example_tasks_have_answers_that_pass() -> None:

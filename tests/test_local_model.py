@@ -106,3 +106,39 @@ def test_a_model_that_is_not_installed_says_how_to_install_it(monkeypatch) -> No
     monkeypatch.setitem(model_files.MODELS, "ghost", files)
     with pytest.raises(UsageError, match="reflexion models install ghost"):
         model_files.gguf_path("ghost")
+
+
+def test_a_damaged_join_in_the_cache_is_made_again(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("REFLEXION_CACHE", str(tmp_path))
+    part = tmp_path / "pkg" / "data" / "part01.bin"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"GGUF" + b"z" * 60)
+    files = ModelFiles("toy", (), 64, hashlib.sha256(part.read_bytes()).hexdigest(), "toy")
+    monkeypatch.setitem(model_files.MODELS, "toy", files)
+    monkeypatch.setattr(model_files, "_installed_files", lambda f: [part])
+    first = model_files.gguf_path("toy")
+    first.write_bytes(b"GGUF" + b"!" * 60)  # same size, other bytes: the marker no longer fits
+    again = model_files.gguf_path("toy")
+    assert again.read_bytes() == part.read_bytes()
+
+
+def test_a_file_that_is_not_a_model_is_one_clear_error(tmp_path: Path, capsys) -> None:
+    from reflexion.cli import main
+
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF not really")
+    argv = [
+        "run",
+        "--env",
+        "humaneval:1",
+        "--strategy",
+        "single",
+        "--model",
+        str(junk),
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("reflexion: error: cannot load the local model") and "\n" not in err
+    assert not (tmp_path / "run").exists()

@@ -126,3 +126,31 @@ def test_held_out_signal_never_reaches_a_prompt(tmp_path: Path, strategy: str) -
     sent = [str(m.content) for prompt in model.prompts for m in prompt]
     assert sent and not any(SECRET in text for text in sent)  # ...and never sent
     assert not any(SECRET in m.content for s in steps for m in s.prompt)
+
+
+def test_a_failed_greedy_call_is_not_handed_to_the_other_askers() -> None:
+    import asyncio
+
+    from reflexion.actor import CallCache
+    from reflexion.records import Call
+
+    cache, calls = CallCache(), []
+
+    async def make() -> Call:
+        calls.append(1)
+        await asyncio.sleep(0.01)
+        return Call(
+            "generate", (), "" if len(calls) == 1 else "ok", error=None if calls[1:] else "429"
+        )
+
+    async def both():
+        return await asyncio.gather(cache.get_or_call("k", make), cache.get_or_call("k", make))
+
+    (first, _), (second, reused) = asyncio.run(both())
+    assert first.error == "429" and second.output == "ok" and not reused and len(calls) == 2
+
+
+def test_the_cost_of_a_final_stop_feedback_is_on_the_curve(tmp_path: Path) -> None:
+    result, _ = run_one(tmp_path, "self-refine", ["apple", "Looks good to me.\nSTOP"])
+    assert result.curve[-1].calls == result.llm_calls == 2
+    assert result.curve[-1].tokens == result.input_tokens + result.output_tokens
