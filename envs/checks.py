@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.harness import HARNESS
+from envs.harness import PROGRAM
 from envs.sandbox import SandboxResult, run_python
-
-PLACEHOLDER = re.compile(r"__(NONCE|LIMIT|CHECKS|CODE)__")
 
 
 @dataclass(frozen=True)
@@ -56,20 +53,22 @@ class CheckRun:
 
 
 def run_checks(
-    code: str, checks: Sequence[Check], *, per_check_s: float = 3.0, memory_mb: int = 512
+    code: str,
+    checks: Sequence[Check],
+    *,
+    per_check_s: float = 3.0,
+    memory_mb: int = 512,
+    hide: Sequence[str] = (),
 ) -> CheckRun:
-    """Load `code` once, then run every check against it, in one sandboxed process."""
-    nonce = "@@" + secrets.token_hex(8) + "@@"
-    literals = {
-        "NONCE": repr(nonce),
-        "LIMIT": repr(per_check_s),
-        "CHECKS": repr(json.dumps([_as_json(c) for c in checks])),
-        "CODE": repr(code),
-    }
-    # one pass, so a placeholder inside the inserted code or checks is left alone
-    source = PLACEHOLDER.sub(lambda m: literals[m.group(1)], HARNESS)
+    """Load `code` once, then run every check against it, in one sandboxed process. `hide`:
+    more directories the code must not see (where the tests came from, say)."""
+    nonce = "@@" + secrets.token_hex(16) + "@@"
+    given = {"nonce": nonce, "limit": per_check_s, "code": code}
+    given["checks"] = [_as_json(c) for c in checks]
     timeout = per_check_s * (len(checks) + 1) + 2
-    sandbox = run_python(source, timeout_s=timeout, memory_mb=memory_mb)
+    sandbox = run_python(
+        PROGRAM, stdin=json.dumps(given) + "\n", timeout_s=timeout, memory_mb=memory_mb, hide=hide
+    )
     events = _events(sandbox.stdout, nonce)
     load_error = _load_error(events, sandbox)
     by_index = {e["index"]: e for e in events if isinstance(e.get("index"), int)}

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.checks import Check, run_checks
+from envs.checks import Check, CheckRun, run_checks
 from envs.checks import render as render_checks
 from envs.code_extract import CodeExtractionError, extract_code
 from envs.docstring_examples import parse_examples
@@ -27,11 +27,17 @@ from reflexion.records import Score, Task
 
 COUNT = 164
 EXAMPLE_SECONDS = 3.0  # per docstring example; the official harness allows 3 s per problem
+VETTING_RETRY_SECONDS = 15.0  # per example, for the one retry on a busy machine
 HELD_OUT_SECONDS = 10.0  # for the whole official check
 INSTRUCTION = (
     "Complete the following Python function. Reply with the complete function (its signature, "
     "the imports it needs and its body) in one ```python code block.\n\n"
 )
+
+
+class VettingError(RuntimeError):
+    """The reference solution could not be run on the docstring examples, for reasons of the
+    machine (a timeout, a kill, a sandbox failure), not of the examples."""
 
 
 @dataclass(frozen=True)
@@ -99,13 +105,23 @@ class HumanEvalEnv:
         problem = self._problems[task.id]
         found = parse_examples(problem.prompt, problem.entry_point)
         if found:
-            reference = problem.prompt + problem.canonical_solution
-            run = run_checks(
-                reference, found, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb
-            )
-            found = [r.check for r in run.results if r.passed]
+            found = self._vetted(problem, found)
         with self._lock:
             return self._examples.setdefault(task.id, found)
+
+    def _vetted(self, problem: Problem, found: list[Check]) -> list[Check]:
+        """The examples the reference passes; raises VettingError (nothing is cached) when the
+        run failed twice for reasons of the machine, which would otherwise keep no example and
+        so count every later candidate as solved."""
+        reference = problem.prompt + problem.canonical_solution
+        for seconds in (EXAMPLE_SECONDS, VETTING_RETRY_SECONDS):
+            run = run_checks(reference, found, per_check_s=seconds, memory_mb=self.memory_mb)
+            trouble = _machine_trouble(run)
+            if trouble is None:
+                return [r.check for r in run.results if r.passed]
+        # only the reason: the reference's traceback would show its code
+        msg = f"could not run the reference on the examples of {problem.task_id}: {trouble}"
+        raise VettingError(msg)
 
     def score(self, task: Task, candidate: str) -> Score:
         """VISIBLE: the fraction of docstring examples passed, with what failed and why."""
@@ -114,7 +130,11 @@ class HumanEvalEnv:
             code = extract_code(candidate, problem.entry_point, problem.prompt)
         except CodeExtractionError as exc:
             return Score(0.0, False, f"No usable code in the answer: {exc}.")
-        examples = self.examples(task)
+        try:
+            examples = self.examples(task)
+        except VettingError as exc:
+            text = f"The examples could not be run this time ({exc}); nothing was checked."
+            return Score(0.0, False, text)
         run = run_checks(code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb)
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run))
@@ -139,6 +159,17 @@ class HumanEvalEnv:
             return Score(1.0, True, "passed the official tests")
         error = run.load_error or run.results[0].error or "failed"
         return Score(0.0, False, f"failed the official tests: {error.splitlines()[-1]}")
+
+
+def _machine_trouble(run: CheckRun) -> str | None:
+    """Why a run of the reference says nothing about its examples, or None when it does."""
+    if run.sandbox.reason != "ok":
+        return f"the run ended: {run.sandbox.reason}"
+    if run.load_error is not None:
+        return "the reference did not load"
+    if any(r.error is not None and r.error.startswith("timed out") for r in run.results):
+        return "an example timed out"
+    return None
 
 
 def _task(problem: Problem) -> Task:

@@ -93,7 +93,11 @@ class JsonlEnv:
         except CodeExtractionError as exc:
             return Score(0.0, False, f"No usable code in the answer: {exc}.")
         checks = assert_checks(tests)
-        run = run_checks(code, checks, per_check_s=TEST_SECONDS, memory_mb=self.memory_mb)
+        # hide: the task file holds the hidden tests; the candidate must not be able to read it
+        hide = [str(self.path.resolve().parent)]
+        run = run_checks(
+            code, checks, per_check_s=TEST_SECONDS, memory_mb=self.memory_mb, hide=hide
+        )
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run, noun))
         if not checks:

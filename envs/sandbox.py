@@ -4,18 +4,23 @@
     >>> result.returncode, result.stdout
     (0, '42\\n')
 
-What holds the child:
+What holds the child (see `sandbox_plan` for what this machine allows; a warning says what not):
 - a wall-clock timeout, after which the whole process group is killed (SIGKILL);
+- a PID namespace: when the run ends, every process it started ends with it, even one that
+  left the process group;
 - rlimits: address space (memory), CPU seconds, file size (also caps stdout/stderr), no core
   files, and, when the child runs unprivileged, a process count (a fork bomb stops there);
-- an empty network namespace (`unshare -n`) where the machine allows it;
+- an empty network namespace;
+- a mount namespace where empty tmpfs cover every place our data can live (/tmp, /root,
+  /home, /work, the venv, our cwd, ...): it sees the system, and its own directory only;
 - when we are root: the user `nobody`, so it cannot write our files and RLIMIT_NPROC binds
   (the kernel exempts root from it);
 - a throw-away working directory as HOME and cwd, removed afterwards;
 - an environment built from scratch (PATH, LANG, PYTHONHASHSEED, HOME): no API keys pass.
 
 Safe to call from several threads at once: no preexec_fn (which may deadlock a forking
-multi-threaded parent); a small launcher in the child sets the limits and drops privileges.
+multi-threaded parent); a small launcher in the child mounts, sets the limits and drops
+privileges.
 """
 
 from __future__ import annotations
@@ -30,31 +35,17 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-NOBODY = 65534  # uid and gid of nobody / nogroup
+from envs.sandbox_plan import Limits, Plan, candidate_plans, command, hidden_paths
+
 MAX_PROCESSES = 64  # per uid, so shared by concurrent sandboxes
 MAX_FILE_BYTES = 16 * 2**20  # also bounds what the child can write to stdout and stderr
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-
-# Runs in the child as whoever started it (root inside the network namespace): set the limits,
-# drop to nobody, then exec the real interpreter on the code file.
-LAUNCHER = """\
-import os, resource, sys
-mem, cpu, fsize, nproc, uid = (int(a) for a in sys.argv[1:6])
-for which, value in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_FSIZE, fsize),
-                     (resource.RLIMIT_CORE, 0)):
-    resource.setrlimit(which, (value, value))
-# SIGXCPU at the soft limit says why it ended; SIGKILL a second later if it is ignored
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-if uid >= 0:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-os.execv(sys.argv[6], sys.argv[6:])
-"""
+INSIDE = "/tmp/sandbox"  # the child's working directory, when it has a mount namespace
 
 
 @dataclass(frozen=True)
@@ -69,19 +60,11 @@ class SandboxResult:
     reason: str
     network_isolated: bool  # ran in an empty network namespace
     unprivileged: bool  # ran as nobody (we were root)
+    filesystem_isolated: bool = False  # saw only the system, not our files (mount namespace)
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """How this machine can hold a child; probed once per process."""
-
-    prefix: tuple[str, ...]  # ("unshare", "-n") or ()
-    python: str  # the interpreter the code runs under
-    uid: int  # -1: keep our own user
 
 
 def run_python(
@@ -91,11 +74,15 @@ def run_python(
     memory_mb: int = 512,
     cpu_s: int | None = None,
     max_output: int = 64_000,
+    stdin: str = "",
+    hide: Sequence[str] = (),
 ) -> SandboxResult:
     """Run `source` as a script in a sandboxed child process and collect what it did.
 
     `cpu_s` (CPU seconds) defaults to the timeout rounded up plus one. stdout and stderr are
     each cut to `max_output` characters, keeping the start and the end (where a traceback is).
+    `stdin` is what the child reads on its standard input; `hide` names more directories
+    (a task file's, say) to hide from it, besides our home, data and working directories.
 
         >>> run_python("while True: pass", timeout_s=1).reason
         'timed out after 1 s'
@@ -106,35 +93,45 @@ def run_python(
             f"max_output={max_output} (>= 100)"
         )
         raise ValueError(msg)
-    plan = _plan()
+    plan = sandbox_plan()
     cpu = cpu_s if cpu_s is not None else math.ceil(timeout_s) + 1
+    limits = Limits(memory_mb * 2**20, cpu, MAX_FILE_BYTES, MAX_PROCESSES)
+    hidden = hidden_paths([*plan.hidden, *hide]) if plan.isolates_files else ()
+    start = time.monotonic()
+    run = _execute(plan, limits, hidden, source, stdin, timeout_s, max_output)
+    returncode, timed_out, stdout, stderr = run
+    duration = time.monotonic() - start
+    reason = _reason(returncode, timed_out, timeout_s, stderr)
+    return SandboxResult(
+        returncode, stdout, stderr, timed_out, duration, reason,
+        plan.isolates_network, plan.uid >= 0, plan.isolates_files,
+    )  # fmt: skip
+
+
+def _execute(  # noqa: PLR0913
+    plan: Plan,
+    limits: Limits,
+    hidden: Sequence[str],
+    source: str,
+    stdin: str,
+    timeout_s: float,
+    max_output: int,
+) -> tuple[int, bool, str, str]:
+    """Write the code to a throw-away directory, run it there, and remove the directory."""
     workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
     try:
         _write_code(workdir, source, plan.uid)
-        command = _command(plan, memory_mb, cpu)
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            start = time.monotonic()
-            returncode, timed_out = _run(command, workdir, out, err, timeout_s)
-            duration = time.monotonic() - start
-            stdout, stderr = _read(out, max_output), _read(err, max_output)
+        home = INSIDE if plan.isolates_files else workdir
+        env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": home}
+        with contextlib.ExitStack() as stack:
+            inp, out, err = (stack.enter_context(tempfile.TemporaryFile()) for _ in range(3))
+            inp.write(stdin.encode("utf-8"))
+            inp.seek(0)
+            files = (inp, out, err)
+            returncode, timed_out = _run(plan, limits, hidden, workdir, env, files, timeout_s)
+            return returncode, timed_out, _read(out, max_output), _read(err, max_output)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    reason = _reason(returncode, timed_out, timeout_s, stderr)
-    isolated = bool(plan.prefix)
-    return SandboxResult(
-        returncode, stdout, stderr, timed_out, duration, reason, isolated, plan.uid >= 0
-    )
-
-
-def _command(plan: _Plan, memory_mb: int, cpu_s: int) -> list[str]:
-    limits = [memory_mb * 2**20, cpu_s, MAX_FILE_BYTES, MAX_PROCESSES, plan.uid]
-    # `-s -P` is `-I` (isolated mode) without `-E`: the environment is already built from
-    # scratch, and `-E` would drop the PYTHONHASHSEED that makes set order reproducible.
-    return [
-        *plan.prefix,
-        *(sys.executable, "-s", "-P", "-c", LAUNCHER, *map(str, limits)),
-        *(plan.python, "-s", "-P", "main.py"),
-    ]
 
 
 def _write_code(workdir: str, source: str, uid: int) -> None:
@@ -148,29 +145,48 @@ def _write_code(workdir: str, source: str, uid: int) -> None:
 
 
 def _run(
-    command: list[str], workdir: str, out: IO[bytes], err: IO[bytes], timeout_s: float
+    plan: Plan,
+    limits: Limits,
+    hidden: Sequence[str],
+    workdir: str,
+    env: dict[str, str],
+    files: tuple[IO[bytes], IO[bytes], IO[bytes]],
+    timeout_s: float,
 ) -> tuple[int, bool]:
     """Run to exit or timeout, then kill whatever is left of the process group."""
-    env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": workdir}
-    # Output goes to unlinked files, not pipes: no reader thread, no deadlock on a full pipe,
-    # and a background child that keeps the handle open cannot make us wait.
-    proc = subprocess.Popen(
-        command,
-        cwd=workdir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=out,
-        stderr=err,
-        start_new_session=True,
-    )
+    # the launcher reports the code's wait status here: with a PID namespace it is the
+    # namespace's init, which cannot re-raise a signal on itself to pass it on
+    status_r, status_w = os.pipe()
     try:
-        timed_out = not _wait_exit(proc.pid, timeout_s)
+        # Output goes to unlinked files, not pipes: no reader thread, no deadlock on a full
+        # pipe, and a background child that keeps the handle open cannot make us wait.
+        proc = subprocess.Popen(
+            command(plan, limits, hidden, status_w, INSIDE),
+            cwd=workdir,
+            env=env,
+            stdin=files[0],
+            stdout=files[1],
+            stderr=files[2],
+            start_new_session=True,
+            pass_fds=(status_w,),
+        )
+        os.close(status_w)
+        status_w = -1
+        try:
+            timed_out = not _wait_exit(proc.pid, timeout_s)
+        finally:
+            # subtle: the leader is not reaped yet (WNOWAIT), so its pid still names our
+            # process group and cannot have been reused by an unrelated process.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            returncode = proc.wait()
+        reported = os.read(status_r, 32)
     finally:
-        # subtle: the leader is not reaped yet (WNOWAIT), so its pid still names our process
-        # group and cannot have been reused by an unrelated process.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        returncode = proc.wait()
+        for fd in (status_r, status_w):
+            if fd >= 0:
+                os.close(fd)
+    if reported.isdigit():
+        returncode = os.waitstatus_to_exitcode(int(reported))
     return returncode, timed_out
 
 
@@ -221,49 +237,28 @@ def _reason(returncode: int, timed_out: bool, timeout_s: float, stderr: str) -> 
 
 
 @functools.cache  # two threads racing here both probe; the answers are the same
-def _plan() -> _Plan:
-    prefix = _network_prefix()
-    if os.geteuid() != 0:
-        return _Plan(prefix, sys.executable, -1)
-    python = _python_for_nobody()
-    # No interpreter that nobody may run: stay root rather than not run at all.
-    return _Plan(prefix, python or sys.executable, NOBODY if python else -1)
+def sandbox_plan() -> Plan:
+    """The strongest way this machine can hold a child that still runs Python (probed once
+    per process, by running a small program through each candidate plan in turn); one warning
+    names what is missing."""
+    fallback = Plan((), sys.executable, -1)
+    for plan in candidate_plans():
+        if _works(plan):
+            break
+    else:
+        plan = fallback
+    missing = plan.missing()
+    if missing:
+        warnings.warn(f"sandbox: {missing}", RuntimeWarning, stacklevel=2)
+    return plan
 
 
-def _network_prefix() -> tuple[str, ...]:
-    """`unshare -n` as root, `unshare -rn` (a user namespace) where unprivileged ones work."""
-    if shutil.which("unshare") is None:
-        return ()
-    for prefix in (("unshare", "-n"), ("unshare", "-rn")):
-        if _succeeds([*prefix, "true"]):
-            return prefix
-    return ()
-
-
-def _python_for_nobody() -> str | None:
-    """Our interpreter, or failing that a system one, that nobody can run (a Python under
-    /root, such as pyenv's, is out of nobody's reach)."""
-    probe = "import json, linecache, resource, signal"
-    seen: list[str] = []
-    for python in (sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3"):
-        if python and python not in seen:
-            seen.append(python)
-            if _succeeds([python, "-s", "-P", "-c", probe], user=NOBODY):
-                return python
-    return None
-
-
-def _succeeds(command: list[str], user: int | None = None) -> bool:
+def _works(plan: Plan) -> bool:
+    probe = "import json, linecache, os, resource, signal\nprint(os.environ['HOME'] == os.getcwd())"
+    limits = Limits(512 * 2**20, 10, MAX_FILE_BYTES, MAX_PROCESSES)
+    hidden = hidden_paths(plan.hidden) if plan.isolates_files else ()
     try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            timeout=10,
-            cwd="/",
-            user=user,
-            group=user,
-            extra_groups=[] if user is not None else None,
-        )
-    except (OSError, subprocess.SubprocessError):
+        returncode, _, stdout, _ = _execute(plan, limits, hidden, probe, "", 10, 1000)
+    except OSError:
         return False
-    return done.returncode == 0
+    return returncode == 0 and stdout == "True\n"

@@ -4,13 +4,18 @@ reach a task or visible feedback."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
+from envs import humaneval
+from envs.checks import Check, CheckResult, CheckRun, run_checks
 from envs.docstring_examples import parse_examples
 from envs.humaneval import HumanEvalEnv, Problem
 from envs.registry import make_env
+from envs.sandbox import SandboxResult
 from reflexion.errors import UsageError
 from reflexion.records import Score
 
@@ -156,3 +161,73 @@ def test_spread_subset_is_evenly_spaced_and_bounded() -> None:
     assert ids == ["HumanEval/0", "HumanEval/41", "HumanEval/82", "HumanEval/123"]
     with pytest.raises(UsageError, match="spread-N"):
         HumanEvalEnv.from_spec("spread-0")
+
+
+def _stopped_run(code: str, checks: Sequence[Check], **_: object) -> CheckRun:
+    """What run_checks returns when the machine kills the run: no result at all."""
+    sandbox = SandboxResult(-9, "", "", True, 9.0, "timed out after 9 s", True, True, True)
+    missing = "did not finish: the run was stopped (timed out after 9 s)"
+    results = tuple(CheckResult(c, False, error=missing) for c in checks)
+    return CheckRun(results, "the run was stopped while the code was loading", sandbox)
+
+
+def test_a_reference_run_the_machine_stopped_is_retried_once(
+    env: HumanEvalEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = HumanEvalEnv(list(env._problems.values())[:1])
+    task = fresh.tasks()[0]
+    calls: list[float] = []
+
+    def flaky(code: str, checks: Sequence[Check], **kwargs: Any) -> CheckRun:
+        calls.append(kwargs["per_check_s"])
+        return _stopped_run(code, checks) if len(calls) == 1 else run_checks(code, checks, **kwargs)
+
+    monkeypatch.setattr(humaneval, "run_checks", flaky)
+    assert len(fresh.examples(task)) == 2
+    assert calls == [humaneval.EXAMPLE_SECONDS, humaneval.VETTING_RETRY_SECONDS]
+
+
+def test_a_reference_run_that_fails_twice_is_a_failed_score_not_cached(
+    env: HumanEvalEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = HumanEvalEnv(list(env._problems.values())[:1])
+    task = fresh.tasks()[0]
+    monkeypatch.setattr(humaneval, "run_checks", _stopped_run)
+    with pytest.raises(humaneval.VettingError, match="timed out after 9 s"):
+        fresh.examples(task)
+    score = fresh.score(task, wrong(env, task.id))  # not "solved: no examples"
+    assert (score.value, score.solved) == (0.0, False)
+    assert "could not be run" in score.feedback
+    monkeypatch.undo()
+    assert len(fresh.examples(task)) == 2  # nothing was cached: it runs again and keeps both
+
+
+@pytest.mark.parametrize(
+    "cheat",
+    [
+        "import __main__\n__main__.run_check = lambda check, scope: {'passed': True}\n",
+        "import json\njson.dumps = lambda f, dumps=json.dumps: dumps({**f, 'passed': True})\n",
+        "import builtins\nbuiltins.bool = lambda value: True\n",
+    ],
+    ids=["main", "json", "builtins"],
+)
+def test_patching_the_harness_cannot_fake_a_pass(env: HumanEvalEnv, cheat: str) -> None:
+    task = env.tasks()[0]
+    assert not env.evaluate(task, cheat + wrong(env, task.id)).solved
+    assert not env.score(task, cheat + wrong(env, task.id)).solved
+
+
+def test_printing_a_result_and_leaving_cannot_fake_a_pass(env: HumanEvalEnv) -> None:
+    task = env.tasks()[0]
+    cheat = (
+        "import __main__, os, sys\n"
+        "nonce = getattr(__main__, 'NONCE', '@@0@@')\n"
+        'for line in [\'{"loaded": true}\', \'{"index": 0, "passed": true}\']:\n'
+        "    sys.__stdout__.write(nonce + line + '\\n')\n"
+        "    os.write(1, (nonce + line + '\\n').encode())\n"
+        "sys.__stdout__.flush()\n"
+        "os._exit(0)\n"
+    )
+    held_out = env.evaluate(task, wrong(env, task.id) + cheat)
+    assert not held_out.solved, held_out.feedback
+    assert not env.score(task, wrong(env, task.id) + cheat).solved

@@ -199,3 +199,12 @@ def test_any_file_loads_or_is_a_usage_error(lines: list[bytes]) -> None:
             assert str(exc).startswith(str(path)) and "\n" not in str(exc)
         else:
             assert env.tasks()
+
+
+def test_a_candidate_cannot_read_the_hidden_tests_from_the_task_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "", CODE)
+    env = JsonlEnv(str(path))
+    task = env.tasks()[0]
+    thief = f"def double(x):\n    raise ValueError(open({str(path)!r}).read())\n"
+    feedback = env.score(task, thief).feedback
+    assert "double(-3)" not in feedback and "Error" in feedback

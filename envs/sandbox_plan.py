@@ -1,0 +1,157 @@
+"""How the sandbox holds a child on this machine: the namespaces, the user, the interpreter, and
+the small launcher that applies them inside the child.
+
+    >>> hidden_paths(["/work/a", "/work", "/"]) == (["/work"] if os.path.isdir("/work") else [])
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+NOBODY = 65534  # uid and gid of nobody / nogroup
+# Where our data can live; each is covered by an empty tmpfs in the child's mount namespace.
+DATA_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/work", "/opt", "/srv",
+             "/media", "/mnt")  # fmt: skip
+# Never hidden, nor anything that holds them: the child's interpreter needs them.
+SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys")
+NAMESPACES = ("-n", "-m", "-p", "-f", "--kill-child", "--mount-proc")
+
+# Runs in the child as whoever started it (root inside the namespaces, or the owner of a user
+# namespace): hide our directories, bind the working directory to INSIDE, then fork the code,
+# which sets the limits, drops to `uid` and execs the interpreter. It waits for the code and
+# writes its wait status to `status_fd`.
+LAUNCHER = """\
+import ctypes, json, os, resource, sys
+mem, cpu, fsize, nproc, uid, status_fd = (int(a) for a in sys.argv[1:7])
+hidden, inside = json.loads(sys.argv[7])
+libc = ctypes.CDLL(None, use_errno=True)
+def mount(source, target, fstype, flags, data):
+    if libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode()):
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), target)
+for path in hidden:
+    mount("none", path, "tmpfs", 2 | 4, "mode=755,size=64k")  # nosuid, nodev
+if inside:
+    mount("none", os.path.dirname(inside), "tmpfs", 2 | 4, "mode=755,size=64k")
+    os.mkdir(inside)
+    # subtle: our cwd still is the real working directory, now hidden under a tmpfs
+    mount(".", inside, "", 4096, "")  # MS_BIND
+    os.chdir(inside)
+child = os.fork()
+if child == 0:
+    os.close(status_fd)
+    for which, value in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_FSIZE, fsize),
+                         (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(which, (value, value))
+    # SIGXCPU at the soft limit says why it ended; SIGKILL a second later if it is ignored
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if uid >= 0:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL: no capability survives the exec
+    os.execv(sys.argv[8], sys.argv[8:])
+while True:
+    pid, status = os.wait()  # as a namespace's init, also reap orphans
+    if pid == child:
+        os.write(status_fd, str(status).encode())
+        break
+"""
+
+
+@dataclass(frozen=True)
+class Limits:
+    address_space: int  # bytes
+    cpu_s: int
+    file_bytes: int
+    processes: int  # per uid, so shared by concurrent sandboxes
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to hold a child: `unshare` options (or none), its interpreter, the user it runs as
+    (-1: our own), and the directories it must not see (when it has a mount namespace)."""
+
+    prefix: tuple[str, ...]
+    python: str
+    uid: int
+    hidden: tuple[str, ...] = ()
+
+    @property
+    def isolates_network(self) -> bool:
+        return "-n" in self.prefix
+
+    @property
+    def isolates_files(self) -> bool:
+        return "-m" in self.prefix
+
+    def missing(self) -> str:
+        """What this plan lacks, for a warning; empty when nothing is."""
+        gaps = []
+        if self.uid < 0 and os.geteuid() == 0:
+            gaps.append("runs untrusted code as root (no interpreter that nobody can run)")
+        if not self.isolates_network:
+            gaps.append("no network isolation (unshare -n unavailable)")
+        if not self.isolates_files:
+            gaps.append("no filesystem isolation: the code can read our files (no unshare -m)")
+        return "; ".join(gaps)
+
+
+def command(
+    plan: Plan, limits: Limits, hidden: Sequence[str], status_fd: int, inside: str
+) -> list[str]:
+    numbers = [limits.address_space, limits.cpu_s, limits.file_bytes, limits.processes, plan.uid]
+    mounts = json.dumps([list(hidden), inside if plan.isolates_files else ""])
+    # `-I -S` for the launcher: it needs only the standard library, as fast as it can start.
+    # `-s` alone for the code: `-I` would drop PYTHONHASHSEED, and `-P` needs Python 3.11.
+    return [
+        *plan.prefix,
+        *(sys.executable, "-I", "-S", "-c", LAUNCHER, *map(str, [*numbers, status_fd]), mounts),
+        *(plan.python, "-s", "main.py"),
+    ]
+
+
+def candidate_plans() -> Iterator[Plan]:
+    """Every plan worth probing, strongest first: drop to nobody when we are root, all the
+    namespaces, then the network one alone, then none."""
+    root = os.geteuid() == 0
+    hidden = tuple(hidden_paths([*DATA_DIRS, tempfile.gettempdir(), sys.prefix, os.getcwd()]))
+    if root:
+        prefixes = [("unshare", *NAMESPACES), ("unshare", "-n"), ()]
+    else:  # a user namespace, keeping its capabilities for the launcher's mounts only
+        prefixes = [("unshare", "-c", "--keep-caps", *NAMESPACES), ("unshare", "-rn"), ()]
+    for uid in [NOBODY, -1] if root else [-1]:
+        for prefix in prefixes:
+            for python in _pythons():
+                yield Plan(prefix, python, uid, hidden if "-m" in prefix else ())
+
+
+def hidden_paths(paths: Sequence[str]) -> list[str]:
+    """The existing directories among `paths`, resolved, without those another one covers, and
+    without any that holds a system directory."""
+    found = sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)})
+    kept: list[str] = []
+    for path in found:
+        holds_system = any(_within(system, path) for system in SYSTEM_DIRS)
+        if not holds_system and not any(_within(path, k) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _pythons() -> list[str]:
+    """Our interpreter, then the real files behind it, then the system's: a venv or a Python
+    under /root (pyenv's) may be out of the child's reach."""
+    found = [sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3"]
+    found[2:2] = [os.path.realpath(p) for p in found[:2] if p]
+    return list(dict.fromkeys(p for p in found if p and os.path.exists(p)))
