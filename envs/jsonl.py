@@ -44,9 +44,10 @@ class JsonlEnv:
     content, so a shared memory store keeps the lessons of different task files apart (and of
     two versions of one file)."""
 
-    def __init__(self, path: str, memory_mb: int = 512) -> None:
+    def __init__(self, path: str, memory_mb: int = 512, test_seconds: float = TEST_SECONDS) -> None:
         self.path = Path(path).expanduser()
         self.memory_mb = memory_mb
+        self.test_seconds = test_seconds  # each test's time limit
         items = load_tasks(self.path)
         digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:8]
         self.name = f"jsonl:{self.path.stem}-{digest}"
@@ -96,7 +97,7 @@ class JsonlEnv:
         # hide: the task file holds the hidden tests; the candidate must not be able to read it
         hide = [str(self.path.resolve().parent)]
         run = run_checks(
-            code, checks, per_check_s=TEST_SECONDS, memory_mb=self.memory_mb, hide=hide
+            code, checks, per_check_s=self.test_seconds, memory_mb=self.memory_mb, hide=hide
         )
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run, noun))

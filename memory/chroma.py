@@ -9,10 +9,12 @@ recorded in the collection metadata, and a store made with another model is refu
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from memory.chroma_open import connect, one_line
 from memory.chroma_rows import from_columns, to_metadata
@@ -69,7 +71,10 @@ class ChromaMemory:
         self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
         self._lock = threading.Lock()
         self._closed = False
+        self._writer_lock: _StoreLock | None = None
         with self._opening():
+            if create and self.path is not None:
+                self._writer_lock = _StoreLock(self.path)
             self._client = connect(chromadb, self.path, url, create)
             self._collection = self._open_collection(create)
             self._batch = self._client.get_max_batch_size()
@@ -101,6 +106,9 @@ class ChromaMemory:
         with self._lock:
             self._closed = True
             self._client.close()
+            if self._writer_lock is not None:
+                self._writer_lock.close()
+                self._writer_lock = None
 
     def __enter__(self) -> Self:
         return self
@@ -251,6 +259,9 @@ class ChromaMemory:
         except Exception as e:
             if hasattr(self, "_client"):
                 self._client.close()  # a refused store must not stay held by this process
+            if self._writer_lock is not None:
+                self._writer_lock.close()
+                self._writer_lock = None
             if isinstance(e, StoreError | UsageError):
                 raise
             # Anything Chroma raises while opening means "cannot open", not a bug of ours.
@@ -308,3 +319,47 @@ class _Unresolved:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         msg = "ChromaMemory.open resolves the embedder before any call"
         raise AssertionError(msg)
+
+
+_HELD: dict[Path, list[Any]] = {}  # store path -> [lock file, holders] in this process
+_HELD_LOCK = threading.Lock()
+
+
+class _StoreLock:
+    """This process's hold on an embedded store (shared by its ChromaMemory objects: a second
+    flock from the same process would wait on itself)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.resolve()
+        with _HELD_LOCK:
+            held = _HELD.get(self.path)
+            if held is None:
+                held = _HELD[self.path] = [_take_store(self.path), 0]
+            held[1] += 1
+
+    def close(self) -> None:
+        with _HELD_LOCK:
+            held = _HELD[self.path]
+            held[1] -= 1
+            if held[1] == 0:
+                held[0].close()  # closing the file releases the flock
+                del _HELD[self.path]
+
+
+def _take_store(path: Path) -> IO[str]:
+    """Take the store for this process. Chroma's embedded store caches index state in each
+    process and is not safe for two writing processes at once (a second writer fails with
+    "Error finding id", or loses records), so a second run on the same `--memory DIR` waits its
+    turn; runs that must write concurrently share a `chroma run` server (`--chroma-url`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = (path.parent / f".{path.name}.lock").open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(
+            f"reflexion: memory store {path} is in use by another run; waiting for it "
+            "(use --chroma-url to share a store between concurrent runs)",
+            file=sys.stderr,
+        )
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle

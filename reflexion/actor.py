@@ -11,6 +11,10 @@ Greedy calls are deterministic, so an identical greedy prompt is answered once p
 answer reused (e.g. the first answer of `single`, `self-refine` and `reflexion` is one prompt).
 A reused call still counts in the strategy's cost (its tokens and calls are what the strategy
 would spend on its own); it is marked `reused` in the trace, with the time it really took: 0.
+
+A call that fails transiently (timeout, lost connection, 429, 5xx) is retried (reflexion.retry);
+one that fails for good is recorded on the attempt as `Call.error`, and the run goes on. An
+answer is kept as it came (empty or garbage: the env fails it), cut at MAX_OUTPUT_CHARS.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from langchain_core.messages import BaseMessage
 from reflexion import prompts
 from reflexion.prompts import ROLE_TOKENS
 from reflexion.records import Attempt, Call, Message, Recalled, Task, Turn
+from reflexion.retry import RetryPolicy
+
+MAX_OUTPUT_CHARS = 100_000  # a runaway answer must not fill the trace, the memory or a prompt
 
 
 class CallCache:
@@ -76,12 +83,14 @@ class ChatActor:
         seed: int = 0,
         max_tokens: Mapping[str, int] | None = None,
         cache: CallCache | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
         self.cache = cache
+        self.retry = retry or RetryPolicy()
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         texts = [r.reflection.text for r in lessons]
@@ -139,19 +148,32 @@ class ChatActor:
         params: dict[str, Any],
     ) -> Call:
         start = time.perf_counter()
-        try:
-            reply = await self.model.bind(**params).ainvoke(msgs)
-        except Exception as exc:  # noqa: BLE001 - a failing model is data on the attempt, not a crash
-            error = f"{type(exc).__name__}: {exc}".strip()
-            return Call(role, prompt, "", latency_s=time.perf_counter() - start, error=error)
+        bound = self.model.bind(**params)
+        outcome = await self.retry.call(lambda: bound.ainvoke(msgs))
+        latency, reply = time.perf_counter() - start, outcome.value
+        if reply is None:
+            error = outcome.error or "the model returned nothing"
+            return Call(role, prompt, "", latency_s=latency, error=error, retries=outcome.retries)
         usage: dict[str, Any] = dict(getattr(reply, "usage_metadata", None) or {})
         details = usage.get("input_token_details") or {}
         return Call(
             role,
             prompt,
-            reply.text,
+            cap_output(reply.text),
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
-            latency_s=time.perf_counter() - start,
+            latency_s=latency,
             cached_tokens=int(details.get("cache_read", 0) or 0),
+            retries=outcome.retries,
         )
+
+
+def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """`text`, or its first `limit` characters and a marker saying how much was cut.
+
+    >>> cap_output("abcdef", limit=2)
+    'ab\\n[... 4 more characters cut by reflexion]'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut by reflexion]"

@@ -4,7 +4,8 @@
     reflexion report runs/quadratic-20261122-120000
     reflexion memory list runs/quadratic-20261122-120000
 
-Bad input is one line on stderr and exit code 2; nothing already written is touched.
+Bad input is one line on stderr and exit code 2; nothing already written is touched. A run
+stopped by --max-tokens-total or --timeout exits 3; the same command resumes it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import NoReturn
 from reflexion.errors import ReflexionError
 
 EXIT_USAGE = 2
+EXIT_STOPPED = 3  # a token or time budget ran out; the same command resumes the run
 
 
 class Parser(argparse.ArgumentParser):
@@ -145,6 +147,33 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
         "generate/refine/correct 512, feedback 256, reflect 192)",
     )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=3,
+        help="more tries of a model call that failed transiently (timeout, lost connection, "
+        "HTTP 429 or 5xx), with exponential backoff from 0.5 s; then the attempt fails "
+        "(default 3)",
+    )
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=600.0,
+        help="seconds one model call may take; a slower one counts as a transient failure "
+        "(default 600)",
+    )
+    p.add_argument(
+        "--max-tokens-total",
+        type=int,
+        help="stop once this invocation's model calls used N tokens: no new trial starts, "
+        "trials in flight are cancelled, finished ones are kept; exit code 3, and the same "
+        "command (a larger budget allowed) resumes the run",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="stop after this many seconds, as --max-tokens-total does (exit code 3)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -171,9 +200,15 @@ def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
         temperature=args.temperature,
         seed=args.seed,
         max_tokens=args.max_tokens,
+        retries=args.retries,
+        call_timeout=args.call_timeout,
+        max_tokens_total=args.max_tokens_total,
+        timeout_s=args.timeout,
     )
     results = run(config, progress=not args.no_progress)
-    if args.command == "compare":
+    if not results:
+        print("no trial finished")
+    elif args.command == "compare":
         saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
         report = write_report(out, results, saved)
         print(format_table(report.summaries))
@@ -181,6 +216,9 @@ def cmd_run(args: argparse.Namespace, strategies: Sequence[str]) -> int:
     else:
         print(format_table(summarize(results, strategies)))
     print(f"run folder: {out}")
+    if results.stopped is not None:
+        print(results.stopped.message(), file=sys.stderr)
+        return EXIT_STOPPED
     return 0
 
 

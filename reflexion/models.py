@@ -58,7 +58,8 @@ def _openai(name: str, base_url: str | None = None) -> BaseChatModel:
         # A local server needs no key, but the client insists on one.
         extra = {"base_url": base_url, "api_key": os.environ.get("OPENAI_API_KEY", "unused")}
     try:
-        model: BaseChatModel = ChatOpenAI(model=name, **extra)
+        # max_retries=0: our RetryPolicy is the one retry loop (with backoff and a call timeout)
+        model: BaseChatModel = ChatOpenAI(model=name, max_retries=0, **extra)
     except Exception as exc:  # noqa: BLE001 - e.g. no API key: a user error, one line
         msg = f"cannot create openai model {name!r}: {exc}"
         raise UsageError(msg) from None

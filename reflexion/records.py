@@ -89,6 +89,7 @@ class Call(Record):
     llm: bool = True  # False for scripted actors (quadratic): not counted as LLM calls
     cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
     reused: bool = False  # answered from the run's cache of identical greedy calls
+    retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ From Python, with any langchain-core chat model:
     ...                         episodes=5, out="runs/demo"))          # doctest: +SKIP
     >>> run(RunConfig(env="my-env", strategies=("reflexion",), out="runs/x"),
     ...     model=ChatOpenAI(model="gpt-4o-mini"))                      # doctest: +SKIP
+
+A run with `max_tokens_total` or `timeout_s` may stop early: the results returned then say why
+in `.stopped`, and the same call again resumes it.
 """
 
 from __future__ import annotations
@@ -21,18 +24,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
+from reflexion.budget import Budget, RunResults
 from reflexion.errors import UsageError
 from reflexion.prompts import ROLE_TOKENS
 from reflexion.protocols import Actor, Env, Memory
-from reflexion.records import Record, Task, TaskResult
+from reflexion.records import Record, Task
 from reflexion.runfolder import WINDOW_FILE, RunFolder
-from reflexion.strategies import RUNS, Strategy, parse_strategies
-from reflexion.trial import Trial
+from reflexion.schedule import Trials, run_jobs
+from reflexion.strategies import Strategy, parse_strategies
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-# Fields that change what a trial does: a resumed folder must agree on all of them.
+# Fields that change what a trial does: a resumed folder must agree on all of them. Retries and
+# budgets are not among them, so a resume may raise them.
 RESULT_FIELDS = (
     "temperature",
     "seed",
@@ -71,6 +76,10 @@ class RunConfig(Record):
     seed: int = 0  # sampling seed
     max_tokens: dict[str, int] = dataclasses.field(default_factory=dict)  # per role overrides
     concurrency: int = 4
+    retries: int = 3  # more tries of a model call after a transient failure (429, 5xx, timeout)
+    call_timeout: float = 600.0  # seconds one model call may take before it counts as failed
+    max_tokens_total: int | None = None  # stop after this many model tokens in one invocation
+    timeout_s: float | None = None  # stop after this many seconds in one invocation
     run_id: str = ""
 
     def validate(self) -> None:
@@ -91,6 +100,20 @@ class RunConfig(Record):
                 roles = ", ".join(ROLE_TOKENS)
                 msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
                 raise UsageError(msg)
+        self._validate_faults_and_budget()
+
+    def _validate_faults_and_budget(self) -> None:
+        if not 0 <= self.retries <= 100:
+            msg = f"--retries must be between 0 and 100, got {self.retries}"
+            raise UsageError(msg)
+        seconds = {"call-timeout": self.call_timeout, "timeout": self.timeout_s}
+        for name, value in seconds.items():
+            if value is not None and not 0 < value <= 10**7:  # subtle: also refuses nan
+                msg = f"--{name} must be a number of seconds above 0, got {value}"
+                raise UsageError(msg)
+        if self.max_tokens_total is not None and self.max_tokens_total < 1:
+            msg = f"--max-tokens-total must be at least 1, got {self.max_tokens_total}"
+            raise UsageError(msg)
 
 
 def run(
@@ -99,9 +122,11 @@ def run(
     model: BaseChatModel | None = None,
     env: Env | None = None,
     progress: bool = False,
-) -> list[TaskResult]:
-    """Run (or resume) every trial of `config`; returns all results in the folder."""
+) -> RunResults:
+    """Run (or resume) every trial of `config`; returns all results in the folder (if a budget
+    stopped the run, those so far, and why in `.stopped`)."""
     config.validate()
+    budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
     env = env or make_env(config.env)
     tasks = _select_tasks(env, config.tasks)
     if model is None and config.model is None and not hasattr(env, "actor"):
@@ -128,7 +153,8 @@ def run(
             for task in tasks
             if (s, task.id, seed) not in done
         ]
-        asyncio.run(_run_jobs(jobs, config, env, actor_for, memories, folder, progress))
+        trials = Trials(config, env, actor_for, memories, budget.tap(folder.write_step))
+        cut = asyncio.run(run_jobs(jobs, trials, folder, budget, progress))
     finally:
         folder.close()
         for memory in memories.values():
@@ -138,7 +164,9 @@ def run(
     wanted = {
         (s, t.id, seed) for s in config.strategies for t in tasks for seed in range(config.seeds)
     }
-    return [r for r in folder.results() if r.key in wanted]
+    results = RunResults(r for r in folder.results() if r.key in wanted)
+    results.stopped = budget.stop() if cut else None
+    return results
 
 
 def _select_tasks(env: Env, count: int | None) -> list[Task]:
@@ -186,17 +214,20 @@ def _actors(env: Env, config: RunConfig, model: BaseChatModel | None) -> Callabl
         model = load_model(config.model)
     if model is not None:
         from reflexion.actor import CallCache, ChatActor
+        from reflexion.retry import RetryPolicy
 
         load = getattr(model, "load", None)
         if callable(load):
             load()  # e.g. the local model: fail on a bad file before any trial starts
         chat, cache = model, CallCache()  # one cache: identical greedy prompts are answered once
+        retry = RetryPolicy(retries=config.retries, call_timeout_s=config.call_timeout)
         return lambda seed: ChatActor(
             chat,
             temperature=config.temperature,
             seed=config.seed * 100_003 + seed,
             max_tokens=config.max_tokens,
             cache=cache,
+            retry=retry,
         )
     scripted: Callable[[int], Actor] | None = getattr(env, "actor", None)
     if scripted is None:
@@ -220,46 +251,3 @@ def _memories(config: RunConfig, folder: RunFolder) -> dict[Strategy, Memory]:
         out[Strategy.REFLEXION] = ChromaMemory(path, url=config.chroma_url, embedder=embedder)
         embedder.embed(["warm-up"])  # load the model now, not inside the first trial's timing
     return out
-
-
-async def _run_jobs(
-    jobs: list[tuple[Strategy, Task, int]],
-    config: RunConfig,
-    env: Env,
-    actor_for: Callable[[int], Actor],
-    memories: dict[Strategy, Memory],
-    folder: RunFolder,
-    progress: bool,
-) -> None:
-    gate = asyncio.Semaphore(config.concurrency)
-    bar = _progress_bar(len(jobs), progress)
-
-    async def one(strategy: Strategy, task: Task, seed: int) -> None:
-        async with gate:
-            trial = Trial(
-                config.run_id,
-                strategy.value,
-                env,
-                task,
-                actor_for(seed),
-                seed,
-                config.episodes,
-                folder.write_step,
-                memories.get(strategy),
-                k=config.k,
-                scope=config.scope,
-            )
-            await RUNS[strategy](trial)
-            folder.write_result(trial.result())
-            bar.update(1)
-
-    try:
-        await asyncio.gather(*(one(*job) for job in jobs))
-    finally:
-        bar.close()
-
-
-def _progress_bar(total: int, enabled: bool) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="trials", unit="trial", disable=not enabled or total == 0)

@@ -158,8 +158,10 @@ class Trial:
             score=attempt.score.value,
             created=time.time(),
         )
-        await asyncio.to_thread(self.memory.add, [reflection])
+        # subtle: the trace line comes first. If we die between the two, the resumed run sees the
+        # id in the set-aside trace and deletes it; the other order could leave a stray reflection.
         self._log(attempt.episode, "remember", output=reflection.text, data={"id": reflection.id})
+        await asyncio.to_thread(self.memory.add, [reflection])
         return reflection
 
     def result(self) -> TaskResult:
@@ -204,7 +206,11 @@ class Trial:
                 "output_tokens": call.output_tokens,
                 "latency_s": round(call.latency_s, 4),
                 "error": call.error,
-                "data": {"cached_tokens": call.cached_tokens, "reused": call.reused},
+                "data": {
+                    "cached_tokens": call.cached_tokens,
+                    "reused": call.reused,
+                    "retries": call.retries,
+                },
             }
         self.sink(
             Step(

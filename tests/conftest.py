@@ -16,6 +16,8 @@ from reflexion.records import Score, Task
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+pytest_plugins = ["chroma_server"]  # the `chroma_server` fixture
+
 SECRET = "HELD-OUT-SECRET-7f3a"
 
 

@@ -1,4 +1,9 @@
-"""A minimal OpenAI-compatible chat server on loopback, answering from a script."""
+"""A minimal OpenAI-compatible chat server on loopback, answering from a script.
+
+A script entry is the answer's text, or a `Fault` the server commits for that request instead:
+
+    StubServer(["ok", HTTP_429, HANG, "ok again"])
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,40 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaving answer: an HTTP status with an error body, a raw body, or a hang."""
+
+    status: int = 200
+    body: bytes | None = None  # sent as is (with status) instead of a completion
+    hang_s: float = 0.0  # sleep before answering (cut short when the server stops)
+    content: str | None = "stub answer"  # a completion's content, when body is None
+    # Tell the openai client not to retry on its own, so only reflexion's retries are counted.
+    headers: dict[str, str] = field(default_factory=lambda: {"x-should-retry": "false"})
+
+
+HTTP_429 = Fault(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}')
+HTTP_500 = Fault(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
+HANG = Fault(hang_s=30.0)
+INVALID_JSON = Fault(200, b'{"choices": [ this is not json')
+EMPTY = Fault(content="")
 
 
 class StubServer:
     """Serves POST /v1/chat/completions: each request gets the next scripted reply."""
 
-    def __init__(self, replies: list[str], delay_s: float = 0.0) -> None:
-        self.replies: Iterator[str] = iter(replies)
+    def __init__(self, replies: list[str | Fault], delay_s: float = 0.0) -> None:
+        self.replies: Iterator[str | Fault] = iter(replies)
         self.requests: list[dict[str, Any]] = []
         self.delay_s = delay_s
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -28,18 +54,26 @@ class StubServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
-    def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _reply(self, body: dict[str, Any]) -> tuple[Fault, bytes]:
         with self._lock:
             self.requests.append(body)
-            text = next(self.replies, "SCRIPT EXHAUSTED")
+            reply = next(self.replies, "SCRIPT EXHAUSTED")
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        fault = reply if isinstance(reply, Fault) else Fault(content=reply, headers={})
         time.sleep(self.delay_s)
+        self._stopping.wait(fault.hang_s)
         with self._lock:
             self.in_flight -= 1
+        if fault.body is not None:
+            return fault, fault.body
+        return fault, json.dumps(self._completion(body, fault.content)).encode()
+
+    def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -61,12 +95,17 @@ class StubServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                data = json.dumps(stub._reply(body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                fault, data = stub._reply(body)
+                try:
+                    self.send_response(fault.status)
+                    for name, value in fault.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a hang past its timeout)
 
             def log_message(self, *args: Any) -> None:
                 pass

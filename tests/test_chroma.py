@@ -4,17 +4,14 @@ threads, a `chroma run` server, and the real sentence-transformers embedder (slo
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from chroma_server import free_port
 
 from memory import ChromaMemory, HashEmbedder, SentenceTransformerEmbedder
 from reflexion.errors import StoreError, UsageError
@@ -194,47 +191,6 @@ def test_concurrent_adds_and_recalls_from_threads(tmp_path: Path) -> None:
 
 
 # -- a `chroma run` server ---------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    chroma = Path(sys.executable).parent / "chroma"
-    port = free_port()
-    log = tmp_path_factory.mktemp("server") / "chroma.log"
-    cmd = [str(chroma), "run", "--path", str(log.parent / "data"), "--host", "127.0.0.1",
-           "--port", str(port)]  # fmt: skip
-    with log.open("w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_until_up(url, proc, log)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"chroma run exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"chroma run did not answer within 30 s:\n{log.read_text()}")
 
 
 def test_server_store_shared_by_two_clients(chroma_server: str) -> None:
