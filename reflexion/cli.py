@@ -28,7 +28,12 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (no usage dump) and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
+
+
+def one_line(text: str) -> str:
+    """Keep an error on one line even when it quotes user input holding line breaks."""
+    return " ".join(text.splitlines())  # splitlines knows every line break (\r, \x0c, ...)
 
 
 def positive(text: str) -> int:
@@ -262,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return cmd_memory(args)
     except ReflexionError as exc:
-        print(f"reflexion: error: {exc}", file=sys.stderr)
+        print(f"reflexion: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `reflexion memory list RUN | head`: the reader left, not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's exit flush quiet
