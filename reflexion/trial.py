@@ -65,10 +65,6 @@ class Trial:
         """Solved by the VISIBLE signal: the only one a strategy may act on."""
         return self.best is not None and self.best.score.solved
 
-    @property
-    def exhausted(self) -> bool:
-        return len(self.attempts) >= self.budget
-
     async def ask(self, call: Awaitable[Call], episode: int) -> Call:
         """Run one actor role and record it in the trace."""
         done = await call
