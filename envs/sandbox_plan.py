@@ -1,6 +1,11 @@
 """How the sandbox holds a child on this machine: the namespaces, the user, the interpreter, and
 the small launcher that applies them inside the child.
 
+With a mount namespace, the child's working directory is a fresh tmpfs of `Limits.disk_bytes`
+(64 MiB by default), which bounds its disk use in total; the tmpfs lives in memory (not counted
+in RLIMIT_AS) and is freed when the namespace's last process exits. Without one, disk use is
+bounded per file only (RLIMIT_FSIZE).
+
     >>> hidden_paths(["/work/a", "/work", "/"]) == (["/work"] if os.path.isdir("/work") else [])
     True
 """
@@ -21,15 +26,16 @@ DATA_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/work", 
 # Never hidden, nor anything that holds them: the child's interpreter needs them.
 SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys")
 NAMESPACES = ("-n", "-m", "-p", "-f", "--kill-child", "--mount-proc")
+DISK_BYTES = 64 * 2**20  # all the code may write, with a mount namespace (a tmpfs of this size)
 
 # Runs in the child as whoever started it (root inside the namespaces, or the owner of a user
-# namespace): hide our directories, bind the working directory to INSIDE, then fork the code,
-# which sets the limits, drops to `uid` and execs the interpreter. It waits for the code and
-# writes its wait status to `status_fd`.
+# namespace): hide our directories, make INSIDE a fresh tmpfs of `disk` bytes that holds a copy
+# of main.py, then fork the code, which sets the limits, drops to `uid` and execs the
+# interpreter. It waits for the code and writes its wait status to `status_fd`.
 LAUNCHER = """\
 import ctypes, json, os, resource, sys
-mem, cpu, fsize, nproc, uid, status_fd = (int(a) for a in sys.argv[1:7])
-hidden, inside = json.loads(sys.argv[7])
+mem, cpu, fsize, nproc, disk, uid, status_fd = (int(a) for a in sys.argv[1:8])
+hidden, inside = json.loads(sys.argv[8])
 libc = ctypes.CDLL(None, use_errno=True)
 def mount(source, target, fstype, flags, data):
     if libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode()):
@@ -40,8 +46,14 @@ for path in hidden:
 if inside:
     mount("none", os.path.dirname(inside), "tmpfs", 2 | 4, "mode=755,size=64k")
     os.mkdir(inside)
+    owner = uid if uid >= 0 else os.getuid()
+    # the size bounds the disk the code can fill, nr_inodes the number of (empty) files
+    options = f"mode=700,uid={owner},gid={owner},size={disk},nr_inodes={disk // 4096}"
+    mount("none", inside, "tmpfs", 2 | 4, options)
     # subtle: our cwd still is the real working directory, now hidden under a tmpfs
-    mount(".", inside, "", 4096, "")  # MS_BIND
+    with open("main.py", "rb") as src, open(os.path.join(inside, "main.py"), "wb") as dst:
+        dst.write(src.read())
+    os.chown(os.path.join(inside, "main.py"), owner, owner)
     os.chdir(inside)
 child = os.fork()
 if child == 0:
@@ -57,7 +69,7 @@ if child == 0:
         os.setuid(uid)
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL: no capability survives the exec
-    os.execv(sys.argv[8], sys.argv[8:])
+    os.execv(sys.argv[9], sys.argv[9:])
 while True:
     pid, status = os.wait()  # as a namespace's init, also reap orphans
     if pid == child:
@@ -72,6 +84,12 @@ class Limits:
     cpu_s: int
     file_bytes: int
     processes: int  # per uid, so shared by concurrent sandboxes
+    disk_bytes: int = DISK_BYTES  # its working directory's size; only with a mount namespace
+
+    def __post_init__(self) -> None:
+        if self.disk_bytes < 2**16:  # and 0 would mean no limit to tmpfs
+            msg = f"bad sandbox limits: disk_bytes={self.disk_bytes} (>= 65536)"
+            raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -100,14 +118,18 @@ class Plan:
         if not self.isolates_network:
             gaps.append("no network isolation (unshare -n unavailable)")
         if not self.isolates_files:
-            gaps.append("no filesystem isolation: the code can read our files (no unshare -m)")
+            gaps.append(
+                "no filesystem isolation: the code can read our files, and fill the disk with"
+                " files under the size limit (no unshare -m)"
+            )
         return "; ".join(gaps)
 
 
 def command(
     plan: Plan, limits: Limits, hidden: Sequence[str], status_fd: int, inside: str
 ) -> list[str]:
-    numbers = [limits.address_space, limits.cpu_s, limits.file_bytes, limits.processes, plan.uid]
+    numbers = [limits.address_space, limits.cpu_s, limits.file_bytes, limits.processes]
+    numbers += [limits.disk_bytes, plan.uid]
     mounts = json.dumps([list(hidden), inside if plan.isolates_files else ""])
     # `-I -S` for the launcher: it needs only the standard library, as fast as it can start.
     # `-s` alone for the code: `-I` would drop PYTHONHASHSEED, and `-P` needs Python 3.11.

@@ -1,5 +1,6 @@
 """The sandbox's limits hold: timeout (whole process group), memory, CPU, no network, no secrets,
-a throw-away working directory, no writes to our files, bounded output, bounded processes."""
+a throw-away working directory, no writes to our files, bounded output, bounded processes, and
+bounded disk use."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from envs import sandbox
 from envs.sandbox import run_python
-from envs.sandbox_plan import Plan
+from envs.sandbox_plan import DISK_BYTES, Plan
 
 
 def _running(marker: str) -> list[int]:
@@ -273,6 +274,62 @@ def test_a_concurrent_sandbox_is_out_of_sight() -> None:
         pytest.skip("no mount namespace on this machine (unshare -m unavailable)")
     assert spy.stdout == "['sandbox'] ['main.py']\n"
     assert seen.stdout == "/tmp/sandbox ['sandbox']\n"
+
+
+FILL_THE_DISK = textwrap.dedent(
+    """
+    import os
+    def free():
+        stat = os.statvfs("/")  # the real disk: only our data directories are hidden
+        return stat.f_bavail * stat.f_frsize
+    before = free()
+    try:
+        for i in range(40):  # 320 MiB at most, should the quota not hold
+            with open(f"part{i}.bin", "wb") as f:
+                f.write(b"x" * 8 * 2**20)
+    except OSError as exc:
+        print(exc)
+    print(sum(os.path.getsize(name) for name in os.listdir(".")), before - free())
+    os.remove("part0.bin")  # room again
+    with open("note.txt", "w") as f:
+        f.write("written after a full disk")
+    print(open("note.txt").read())
+    """
+)
+
+
+def test_disk_use_is_bounded_in_total_not_only_per_file() -> None:
+    """Files of 8 MiB each, under the file size limit, until the working directory is full."""
+    if not sandbox.sandbox_plan().isolates_files:
+        pytest.skip("no mount namespace on this machine: disk use is bounded per file only")
+    mounts = Path("/proc/self/mountinfo").read_text()
+    result = run_python(FILL_THE_DISK, timeout_s=20)
+    assert result.ok, result.stderr
+    error, sizes, note = result.stdout.splitlines()
+    assert error == "[Errno 28] No space left on device"
+    assert note == "written after a full disk"
+    written, disk_drop = map(int, sizes.split())
+    assert DISK_BYTES - 2**20 < written <= DISK_BYTES
+    assert disk_drop < 8 * 2**20  # nothing reached the real disk (others may write meanwhile)
+    assert Path("/proc/self/mountinfo").read_text() == mounts
+
+
+def test_small_files_still_work_in_the_working_directory() -> None:
+    code = textwrap.dedent(
+        """
+        import os
+        with open("notes.txt", "w") as f:
+            f.write("hello " * 1000)
+        os.mkdir("sub")
+        with open("sub/more.txt", "w") as f:
+            f.write("more")
+        print(open("notes.txt").read().count("hello"), open("sub/more.txt").read())
+        print(os.access(os.getcwd(), os.W_OK), sorted(os.listdir(".")))
+        """
+    )
+    result = run_python(code)
+    assert result.ok, result.stderr
+    assert result.stdout == "1000 more\nTrue ['main.py', 'notes.txt', 'sub']\n"
 
 
 def test_mounts_stay_in_the_sandbox() -> None:
