@@ -1,4 +1,5 @@
-"""Run a candidate's code against a list of checks in ONE sandboxed process, each check isolated.
+"""Run a candidate's code against a list of checks, each check isolated, in two sandboxed
+processes: one holds the code, the other the checks and their verdicts (see envs/harness.py).
 
 A check is an expression compared with an expected value (a docstring example, `assert f(1) == 2`)
 or statements that pass when they raise nothing. A check that raises, or runs past its own time
@@ -12,13 +13,14 @@ limit, fails alone; the others still run.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
-import secrets
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.harness import PROGRAM
-from envs.sandbox import SandboxResult, run_python
+from envs.harness import SERVER, TESTER
+from envs.sandbox import Sandboxed, SandboxResult
 
 
 @dataclass(frozen=True)
@@ -45,39 +47,98 @@ class CheckResult:
 class CheckRun:
     results: tuple[CheckResult, ...]
     load_error: str | None  # the code itself failed (syntax, import, exception at load)
-    sandbox: SandboxResult
+    sandbox: SandboxResult  # the checking process
+    code_process: SandboxResult | None = None  # the candidate's, when it ran
 
     @property
     def passed(self) -> int:
         return sum(r.passed for r in self.results)
 
 
-def run_checks(
+GRACE_S = 1.0  # how long the checks wait past a time limit for the code's own timer to answer
+
+
+def run_checks(  # noqa: PLR0913
     code: str,
     checks: Sequence[Check],
     *,
     per_check_s: float = 3.0,
     memory_mb: int = 512,
     hide: Sequence[str] = (),
+    helpers: str = "",
 ) -> CheckRun:
-    """Load `code` once, then run every check against it, in one sandboxed process. `hide`:
-    more directories the code must not see (where the tests came from, say)."""
-    nonce = "@@" + secrets.token_hex(16) + "@@"
-    given = {"nonce": nonce, "limit": per_check_s, "code": code}
-    given["checks"] = [_as_json(c) for c in checks]
-    timeout = per_check_s * (len(checks) + 1) + 2
-    sandbox = run_python(
-        PROGRAM, stdin=json.dumps(given) + "\n", timeout_s=timeout, memory_mb=memory_mb, hide=hide
-    )
-    events = _events(sandbox.stdout, nonce)
-    load_error = _load_error(events, sandbox)
+    """Load `code` once, then run every check against it: the code in one sandboxed process,
+    the checks in another that decides each verdict (see envs/harness.py). `hide`: more
+    directories neither may see (where the tests came from, say). `helpers`: the task's own
+    code (functions the tests call besides the one asked for), run in the checking process;
+    its names win over the candidate's."""
+    timeout = (per_check_s + GRACE_S) * (len(checks) + 1) + 2
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    pipes = [requests_r, requests_w, replies_r, replies_w]
+    wiring = {"requests": requests_r, "replies": replies_w}
+    given = {"checks": [_as_json(c) for c in checks], "limit": per_check_s, "grace": GRACE_S}
+    given |= {"helpers": helpers, "requests": requests_w, "replies": replies_r}
+    try:
+        with contextlib.ExitStack() as stack:
+            tester = stack.enter_context(Sandboxed(
+                TESTER, stdin=json.dumps(given) + "\n", timeout_s=timeout,
+                memory_mb=memory_mb, hide=hide, pass_fds=[requests_w, replies_r],
+            ))  # fmt: skip
+            server = stack.enter_context(Sandboxed(
+                SERVER, stdin=json.dumps({"code": code, "limit": per_check_s} | wiring) + "\n",
+                timeout_s=timeout + GRACE_S, memory_mb=memory_mb, hide=hide,
+                pass_fds=[requests_r, replies_w],
+            ))  # fmt: skip
+            for fd in pipes:  # now only they hold the pipes: an end closes when one ends
+                os.close(fd)
+            pipes = []
+            checked = tester.finish()
+            events = _events(checked.stdout)
+            # it ended first when the checks saw it go; otherwise it is no longer needed
+            lost = any("down" in e or "load_lost" in e for e in events)
+            ran = server.finish(within_s=GRACE_S if lost else 0)
+    finally:
+        for fd in pipes:
+            os.close(fd)
+    return _collect(checks, events, checked, ran)
+
+
+def _collect(
+    checks: Sequence[Check],
+    events: list[dict[str, object]],
+    checked: SandboxResult,
+    ran: SandboxResult,
+) -> CheckRun:
+    load_error = _load_error(events, checked, ran)
     by_index = {e["index"]: e for e in events if isinstance(e.get("index"), int)}
-    stopped = f"did not finish: the run was stopped ({sandbox.reason})"
-    results = tuple(
-        _result(check, by_index.get(i), stopped if load_error is None else load_error)
-        for i, check in enumerate(checks)
-    )
-    return CheckRun(results, load_error, sandbox)
+    stopped = f"did not finish: the checks were stopped ({checked.reason})"
+    results = []
+    for i, check in enumerate(checks):
+        event = by_index.get(i)
+        if load_error is not None:
+            results.append(CheckResult(check, False, error=load_error))
+        elif event is None:
+            results.append(CheckResult(check, False, error=stopped))
+        elif "down" in event:
+            results.append(CheckResult(check, False, error=_down(event["down"], ran)))
+        else:
+            results.append(_result(check, event))
+    return CheckRun(tuple(results), load_error, checked, ran)
+
+
+def _down(why: object, ran: SandboxResult) -> str:
+    if why == "hung":
+        return "did not run: the code stopped answering after an earlier check timed out"
+    if why == "garbled":
+        return "did not finish: the code's process sent something that is not an answer"
+    return f"did not finish: the code's process {_ended(ran)}" + _stderr_tail(ran)
+
+
+def _ended(ran: SandboxResult) -> str:
+    if ran.reason in ("ok", f"exit code {ran.returncode}"):
+        return f"exited with code {ran.returncode}"
+    return f"was stopped ({ran.reason})"
 
 
 def assert_checks(tests: Sequence[str]) -> list[Check]:
@@ -104,6 +165,29 @@ def assert_checks(tests: Sequence[str]) -> list[Check]:
     return checks
 
 
+def task_helpers(prompt: str, entry_point: str) -> str:
+    """The prompt's own functions besides the one asked for, with its imports (HumanEval/32
+    gives `poly` and asks for `find_zero`; its tests call `poly`). Passed to `run_checks` as
+    `helpers`, so the candidate cannot redefine what the tests rely on. Empty when there are
+    none or the prompt is not Python.
+
+        >>> task_helpers("import math\\ndef f(x):\\n    return x\\ndef g(x):\\n    ...", "g")
+        'import math\\ndef f(x):\\n    return x'
+    """
+    try:
+        body = ast.parse(prompt).body
+    except SyntaxError:
+        return ""
+    kept = [
+        node
+        for node in body
+        if not (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == entry_point)
+    ]
+    if not any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in kept):
+        return ""
+    return "\n".join(ast.get_source_segment(prompt, node) or ast.unparse(node) for node in kept)
+
+
 def _assert_check(node: ast.Assert, segment: str, test: str, setup: str) -> Check:
     test_expr = node.test
     is_equality = (
@@ -127,20 +211,19 @@ def _as_json(check: Check) -> dict[str, object]:
     }
 
 
-def _events(stdout: str, nonce: str) -> list[dict[str, object]]:
+def _events(stdout: str) -> list[dict[str, object]]:
     events = []
     for line in stdout.splitlines():
-        if line.startswith(nonce):
-            try:
-                events.append(json.loads(line[len(nonce) :]))
-            except json.JSONDecodeError:
-                continue  # cut by the output limit
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # cut by the output limit
+        if isinstance(event, dict):
+            events.append(event)
     return events
 
 
-def _result(check: Check, event: dict[str, object] | None, missing: str) -> CheckResult:
-    if event is None:
-        return CheckResult(check, False, error=missing)
+def _result(check: Check, event: dict[str, object]) -> CheckResult:
     got, error = event.get("got"), event.get("error")
     return CheckResult(
         check,
@@ -150,14 +233,18 @@ def _result(check: Check, event: dict[str, object] | None, missing: str) -> Chec
     )
 
 
-def _load_error(events: list[dict[str, object]], sandbox: SandboxResult) -> str | None:
+def _load_error(
+    events: list[dict[str, object]], checked: SandboxResult, ran: SandboxResult
+) -> str | None:
     for event in events:
         if isinstance(event.get("load_error"), str):
             return str(event["load_error"])
+        if "load_lost" in event:
+            how = "exited" if ran.reason == "ok" else f"was stopped ({ran.reason})"
+            return f"the code's process {how} while the code was loading" + _stderr_tail(ran)
     if any("loaded" in event for event in events):
         return None
-    how = "exited" if sandbox.reason == "ok" else f"was stopped ({sandbox.reason})"
-    return f"the run {how} while the code was loading" + _stderr_tail(sandbox)
+    return f"the checks were stopped ({checked.reason}) while the code was loading"
 
 
 def _stderr_tail(sandbox: SandboxResult) -> str:
@@ -173,7 +260,7 @@ def render(run: CheckRun, noun: str = "example", max_failures: int = 10) -> str:
     lines = [f"{run.passed} of {len(run.results)} {noun}s passed."]
     for r in failed[:max_failures]:
         label = _short(" ".join(r.check.label.split()), 200)
-        if r.error is not None and r.error.startswith("timed out"):
+        if r.error is not None and r.error.startswith(("timed out", "did not ")):
             lines.append(f"{noun.capitalize()} `{label}` {r.error}.")
         elif r.error is not None:
             lines.append(f"{noun.capitalize()} `{label}` raised an error:\n{_indent(r.error)}")

@@ -1,50 +1,473 @@
-"""The program `run_checks` runs in the sandbox: it loads the candidate's code once, as a module
-named `solution`, then runs each check in its own copy of that namespace, under its own SIGALRM
-time limit, with its prints captured, and reports one JSON line per check. It runs under
-whatever Python the sandbox has, so it uses only the standard library.
+"""The two programs `run_checks` runs, each in a sandbox of its own, joined by two pipes:
 
-What keeps the candidate from faking a result (it runs in the same process):
-- the code, the checks and a per-run nonce arrive on stdin, so none is in the program text or
-  in a module global; the harness runs in a private namespace, not `__main__`, with its own
-  copy of the builtins and its own references to what it calls (`json.dumps`, `math.isclose`,
-  `os.write`), so patching `__main__`, `builtins` or a module changes nothing it uses;
-- results go to a private duplicate of stdout; fd 1 is /dev/null before the candidate loads, so
-  whatever it prints, even to `sys.__stdout__`, is not read; each result starts with the nonce.
-A determined candidate can still walk the frames or the garbage collector to the nonce: this
-raises the bar, it is not a wall (the official tests' own `==` is the candidate's, too).
+- SERVER loads the candidate's code and does what TESTER asks of it: call a function, read an
+  attribute, take a length, iterate. It answers with values, never with verdicts.
+- TESTER runs the checks (the expected values, the hidden tests) and decides each verdict. It
+  never loads the candidate's code: a name the code defines is a `Handle` that forwards calls to
+  SERVER.
 
-    >>> compile(PROGRAM, "main.py", "exec") is not None
-    True
+Why two processes: code that runs in the process that decides the verdict can always reach it
+(walk the frames or the garbage collector to the result writer, patch the comparison). Here the
+candidate's process holds no test, no expected value and no way to report a pass; the worst it
+can do is answer falsely or not at all, which fails the check.
+
+Values cross the pipe by value only when they are plain built-in data: None, bool, int, float,
+complex, str, bytes, and lists, tuples, dicts, sets and frozensets of them, each of exactly that
+type (a subclass of int is not an int here). Anything else - a function, an instance of the
+code's own class, a generator - stays in SERVER and crosses as a handle. TESTER compares values
+with its own `==`; a handle is equal only to itself, and `in` on one iterates it, so the code's
+own `__eq__` or `__contains__` never sees an expected value. A list the code changed in place
+comes back changed.
+
+Both programs use only the standard library: they run under whatever Python the sandbox has.
+
+    >>> [compile(p, "main.py", "exec") is not None for p in (SERVER, TESTER)]
+    [True, True]
 """
 
-HARNESS = r"""
-import contextlib, io, json, linecache, math, os, signal, sys, traceback
+# Shared by both programs: the wire format of a value, and a line-based channel over two fds.
+CODEC = r"""
+import io, json, os, select, time
 
-dumps, loads, isclose, write = json.dumps, json.loads, math.isclose, os.write
+MAX_LINE = 16 * 2**20  # one message; a longer line is garbage
+MAX_DEPTH = 100
+MAX_PRINTED = 2**20  # what a call or a check may print that is kept
+
+
+class Capped(io.StringIO):
+    "Collects printed text up to MAX_PRINTED characters and drops the rest."
+
+    def write(self, text):
+        room = MAX_PRINTED - self.tell()
+        if room > 0:
+            super().write(text[:room])
+        return len(text)
+
+
+class Lost(Exception):
+    "The other process closed the pipe: it ended."
+
+
+class Garbled(Exception):
+    "The other process sent something that is not a message."
+
+
+def encode(value, handle, depth=0):
+    kind = type(value)
+    if value is None or kind is bool or kind is str or kind is float:
+        return value
+    if kind is int:
+        return value if -(2**53) < value < 2**53 else {"i": hex(value)}
+    if depth > MAX_DEPTH:
+        raise ValueError("a value nested more than %d deep" % MAX_DEPTH)
+    if kind is list:
+        return [encode(v, handle, depth + 1) for v in value]
+    if kind in (tuple, set, frozenset):
+        tag = {tuple: "t", set: "s", frozenset: "f"}[kind]
+        return {tag: [encode(v, handle, depth + 1) for v in value]}
+    if kind is dict:
+        return {"d": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
+                      for k, v in value.items()]}
+    if kind is bytes:
+        return {"b": value.hex()}
+    if kind is complex:
+        return {"c": [value.real, value.imag]}
+    return handle(value)
+
+
+def decode(data, handle, depth=0):
+    kind = type(data)
+    if data is None or kind in (bool, int, float, str):
+        return data
+    if depth > MAX_DEPTH + 1:
+        raise Garbled("nested too deep")
+    if kind is list:
+        return [decode(v, handle, depth + 1) for v in data]
+    if kind is not dict or len(data) != 1:
+        raise Garbled("not a value: %.80r" % (data,))
+    ((tag, body),) = data.items()
+    if tag in ("t", "s", "f") and type(body) is list:
+        items = [decode(v, handle, depth + 1) for v in body]
+        return {"t": tuple, "s": set, "f": frozenset}[tag](items)
+    if tag == "d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
+        return {decode(k, handle, depth + 1): decode(v, handle, depth + 1) for k, v in body}
+    if tag == "i" and type(body) is str:
+        return int(body, 16)
+    if tag == "b" and type(body) is str:
+        return bytes.fromhex(body)
+    if tag == "c" and type(body) is list and len(body) == 2:
+        return complex(*body)
+    if tag == "h" and type(body) is list and len(body) == 2:
+        return handle(body)
+    raise Garbled("not a value: %.80r" % (data,))
+
+
+class Channel:
+    "Messages, one JSON object per line, read from one fd and written to another."
+
+    def __init__(self, read_fd, write_fd):
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.buffer = bytearray()
+        self.dumps, self.loads, self.write, self.read = json.dumps, json.loads, os.write, os.read
+        self.select, self.clock = select.select, time.monotonic
+
+    def send(self, message):
+        data = memoryview((self.dumps(message) + "\n").encode())
+        while data:
+            try:
+                data = data[self.write(self.write_fd, data):]
+            except (BrokenPipeError, ConnectionResetError):
+                raise Lost from None
+
+    def receive(self, wait=None):
+        "The next message; None when `wait` seconds pass first."
+        deadline = None if wait is None else self.clock() + wait
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                try:
+                    message = self.loads(line)
+                except (ValueError, RecursionError):
+                    raise Garbled("not JSON") from None
+                if type(message) is not dict:
+                    raise Garbled("not a message")
+                return message
+            if len(self.buffer) > MAX_LINE:
+                raise Garbled("a message longer than %d bytes" % MAX_LINE)
+            if deadline is not None:
+                left = deadline - self.clock()
+                if left <= 0 or not self.select([self.read_fd], [], [], left)[0]:
+                    return None
+            chunk = self.read(self.read_fd, 1 << 16)
+            if not chunk:
+                raise Lost
+            self.buffer += chunk
+"""
+
+# The candidate's process. Its first stdin line: {"code", "limit", "requests", "replies"}.
+SERVER = (
+    CODEC
+    + r"""
+import contextlib, linecache, signal, sys, traceback
+
+
+class CallTimeout(BaseException):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise CallTimeout
+
+
+def timed(run, limit):
+    signal.setitimer(signal.ITIMER_REAL, max(limit, 0.001))
+    try:
+        return run()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def describe(exc):
+    "The exception with the code's last lines of traceback (not ours)."
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "solution.py"]
+    where = "".join(traceback.format_list(frames[-3:]))
+    last = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    text = where + last
+    return text if len(text) <= 1500 else text[:1480] + " ... " + text[-15:]
+
+
+class Objects:
+    "What stays here and crosses as a handle: functions, the code's own objects, iterators."
+
+    def __init__(self):
+        self.by_id = {}
+
+    def handle(self, value):
+        key = id(value)
+        self.by_id[key] = value  # kept alive: the tester may use it again
+        return {"h": [key, type(value).__name__]}
+
+    def find(self, body):
+        if type(body[0]) is not int or body[0] not in self.by_id:
+            raise ValueError("no such object")
+        return self.by_id[body[0]]
+
+
+def load(code, limit):
+    linecache.cache["solution.py"] = (len(code), None, code.splitlines(True), "solution.py")
+    solution = type(sys)("solution")
+    sys.modules["solution"] = solution
+    with contextlib.redirect_stdout(Capped()):
+        timed(lambda: exec(compile(code, "solution.py", "exec"), solution.__dict__), limit)
+    return solution.__dict__
+
+
+def names(namespace, objects):
+    found = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("__"):
+            continue
+        if type(value) is type(sys):
+            found[name] = {"module": value.__name__}
+        else:
+            try:
+                found[name] = {"value": encode(value, objects.handle)}
+            except (ValueError, RecursionError):  # nested too deep: it stays here
+                found[name] = {"value": objects.handle(value)}
+    return found
+
+
+OPERATIONS = {
+    "call": lambda obj, args, kwargs: obj(*args, **kwargs),
+    "getattr": lambda obj, name: getattr(obj, name),
+    "len": len,
+    "iter": iter,
+    "next": next,
+    "getitem": lambda obj, key: obj[key],
+    "bool": bool,
+    "repr": repr,
+    "str": str,
+}
+
+
+def serve(request, objects):
+    "One request: run it under its time limit, with its prints captured."
+    find = objects.find
+    target = decode(request["target"], find)
+    args = decode(request.get("args", []), find)
+    kwargs = decode(request.get("kwargs", {"d": []}), find)
+    if request["op"] == "call":
+        args = [args, kwargs]
+    printed = Capped()
+    answer = {"id": request["id"]}
+    try:
+        with contextlib.redirect_stdout(printed):
+            value = timed(lambda: OPERATIONS[request["op"]](target, *args), request["limit"])
+            answer["value"] = timed(lambda: encode(value, objects.handle), request["limit"])
+            if request["op"] == "call":
+                answer["changed"] = changed(request, args[0], args[1], objects)
+    except StopIteration:
+        answer["stop"] = True
+    except CallTimeout:
+        answer["timeout"] = True
+    except BaseException as exc:
+        answer["raised"] = type(exc).__name__ if isinstance(exc, Exception) else "BaseException"
+        answer["error"] = describe(exc)
+    answer["printed"] = printed.getvalue()
+    return answer
+
+
+def changed(request, args, kwargs, objects):
+    "The arguments the call changed in place (a list it sorted), as they are now."
+    found = []
+    named = request.get("kwargs", {"d": []})["d"]
+    for where, sent, now in [*zip(range(len(args)), request["args"], args),
+                             *((k, s, kwargs[k]) for (k, s) in named)]:
+        if type(now) in (list, dict, set):
+            after = encode(now, objects.handle)
+            if after != sent:
+                found.append([where, after])
+    return found
+
+
+def main():
+    given = json.loads(sys.stdin.readline())
+    channel = Channel(given["requests"], given["replies"])
+    signal.signal(signal.SIGALRM, on_alarm)
+    objects = Objects()
+    try:
+        namespace = load(given["code"], given["limit"])
+        channel.send({"loaded": names(namespace, objects)})
+    except CallTimeout:
+        channel.send({"load_error": "timed out after %g s" % given["limit"]})
+        return
+    except BaseException as exc:
+        channel.send({"load_error": describe(exc)})
+        return
+    while True:
+        try:
+            request = channel.receive()
+            try:
+                answer = serve(request, objects)
+            except (KeyError, TypeError, ValueError, Garbled) as exc:
+                answer = {"id": request.get("id"), "raised": "Exception", "error": repr(exc)}
+            channel.send(answer)
+        except (Lost, Garbled):
+            return
+
+
+main()
+"""
+)
+
+# The checking process. Its first stdin line: {"checks", "limit", "helpers", "requests",
+# "replies", "grace"}; it writes one JSON line per event to its stdout.
+TESTER = (
+    CODEC
+    + r"""
+import builtins, contextlib, itertools, math, signal, sys, traceback
 
 
 class CheckTimeout(BaseException):
     pass
 
 
+class CodeError(Exception):
+    "An exception the code raised that is not one of Python's own."
+
+
+class Unavailable(BaseException):
+    "The code's process ended, hung or garbled its answers: no check can run any more."
+
+
 def on_alarm(signum, frame):
     raise CheckTimeout
 
 
-def start():
-    # subtle: read everything before the candidate exists, then take stdin and stdout from it
-    given = loads(sys.stdin.readline())
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    out = os.dup(1)
-    os.dup2(null, 1)
-    os.close(null)
-    nonce = given["nonce"]
+class Server:
+    "The candidate's process, seen from here."
 
-    def emit(**fields):
-        write(out, (nonce + dumps(fields) + "\n").encode())
+    def __init__(self, channel, grace):
+        self.channel, self.grace = channel, grace
+        self.ids = itertools.count()
+        self.handles = {}
+        self.down = None  # why it can no longer answer: "lost", "hung" or "garbled"
 
-    return given, emit
+    def handle(self, body):
+        key = (body[0], str(body[1]))
+        if key not in self.handles:
+            self.handles[key] = Handle(self, body)
+        return self.handles[key]
+
+    def ask(self, op, target, args=(), kwargs=None):
+        if self.down is not None:
+            raise Unavailable(self.down)
+        left = signal.getitimer(signal.ITIMER_REAL)[0] or self.grace
+        key = next(self.ids)
+        try:
+            request = {"id": key, "op": op, "target": target, "limit": left,
+                       "args": encode(list(args), self.sent)}
+            if kwargs is not None:
+                request["kwargs"] = encode(dict(kwargs), self.sent)
+        except RecursionError:
+            raise ValueError("an argument nested too deep to pass to the code") from None
+        try:
+            self.channel.send(request)
+            answer = self.answer(key)
+        except CheckTimeout:
+            self.settle(key)
+            raise
+        except Lost:
+            self.down = "lost"
+            raise Unavailable("lost") from None
+        except Garbled:
+            self.down = "garbled"
+            raise Unavailable("garbled") from None
+        sys.stdout.write(str(answer.get("printed", "")))
+        if op == "call":
+            self.update(args, kwargs or {}, answer.get("changed", []))
+        return self.outcome(answer)
+
+    def answer(self, key, wait=None):
+        while True:
+            message = self.channel.receive(wait)
+            if message is None or message.get("id") == key:
+                return message
+
+    def settle(self, key):
+        "Our time ran out: give the code's own timer a moment to answer, or call it hung."
+        try:
+            if self.answer(key, self.grace) is None:
+                self.down = "hung"
+        except (Lost, Garbled):
+            self.down = "lost"
+
+    def outcome(self, answer):
+        if answer.get("timeout"):
+            raise CheckTimeout
+        if answer.get("stop"):
+            raise StopIteration
+        if "raised" in answer:
+            kind = getattr(builtins, str(answer["raised"]), None)
+            exc_type = kind if isinstance(kind, type) and issubclass(kind, Exception) else CodeError
+            exc = exc_type(str(answer.get("error", "")))
+            exc.from_code = str(answer.get("error", ""))
+            raise exc
+        try:
+            return decode(answer.get("value"), self.handle)
+        except (Garbled, ValueError, RecursionError):
+            self.down = "garbled"
+            raise Unavailable("garbled") from None
+
+    def sent(self, value):
+        if isinstance(value, Handle):
+            return {"h": object.__getattribute__(value, "_body")}
+        raise TypeError("cannot pass a %s to the code: only plain data and the code's own "
+                        "objects can cross" % type(value).__name__)
+
+    def update(self, args, kwargs, changes):
+        for where, data in changes:
+            target = kwargs.get(where) if type(where) is str else args[where]
+            now = decode(data, self.handle)
+            if type(target) is list and type(now) is list:
+                target[:] = now
+            elif type(target) in (dict, set) and type(now) is type(target):
+                target.clear()
+                target.update(now)
+
+
+class Handle:
+    "A function or object that lives in the code's process. Equal only to itself."
+
+    __slots__ = ("_server", "_body")
+
+    def __init__(self, server, body):
+        object.__setattr__(self, "_server", server)
+        object.__setattr__(self, "_body", body)
+
+    def _ask(self, op, *args, kwargs=None):
+        get = object.__getattribute__
+        return get(self, "_server").ask(op, {"h": get(self, "_body")}, args, kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._ask("call", *args, kwargs=kwargs)
+
+    def __getattr__(self, name):
+        return self._ask("getattr", name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("cannot set attributes on an object of the code")
+
+    def __len__(self):
+        return self._ask("len")
+
+    def __iter__(self):
+        return self._ask("iter")
+
+    def __next__(self):
+        return self._ask("next")
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key)
+
+    def __bool__(self):
+        return self._ask("bool")
+
+    def __repr__(self):
+        return self._ask("repr")
+
+    def __str__(self):
+        return self._ask("str")
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
+def type_name(value):
+    return str(object.__getattribute__(value, "_body")[1])
 
 
 def short(text, n=240):
@@ -54,10 +477,10 @@ def short(text, n=240):
 def describe(exc, limit):
     if isinstance(exc, CheckTimeout):
         return "timed out after %g s" % limit
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "solution.py"]
-    where = "".join(traceback.format_list(frames[-3:]))
-    last = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return short(where + last, 1500)
+    text = getattr(exc, "from_code", None)
+    if text is not None:
+        return text
+    return short("".join(traceback.format_exception_only(type(exc), exc)).strip(), 1500)
 
 
 def timed(run, limit):
@@ -70,56 +493,84 @@ def timed(run, limit):
 
 def same(got, want, approx):
     numbers = (int, float)
-    if approx and isinstance(got, numbers) and isinstance(want, numbers):
-        if not isinstance(got, bool) and not isinstance(want, bool):
-            return isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
-    if approx and type(got) is type(want) and isinstance(got, (list, tuple)):
+    if approx and type(got) in numbers and type(want) in numbers:
+        return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+    if approx and type(got) is type(want) and type(got) in (list, tuple):
         return len(got) == len(want) and all(same(g, w, approx) for g, w in zip(got, want))
     return bool(got == want)
 
 
-def run_check(check, scope, limit):
-    printed = io.StringIO()
+def shown(got):
+    text = repr(got)
+    if isinstance(got, Handle):
+        text += " (of type %s: not plain data, so compared by identity)" % type_name(got)
+    return short(text)
+
+
+def run_check(check, scope):
+    printed = Capped()
     with contextlib.redirect_stdout(printed):
-        timed(lambda: exec(compile(check["setup"], "<setup>", "exec"), scope), limit)
+        exec(compile(check["setup"], "<setup>", "exec"), scope)
         if check["expected"] is None:
-            timed(lambda: exec(compile(check["source"], "<check>", "exec"), scope), limit)
+            exec(compile(check["source"], "<check>", "exec"), scope)
             return {"passed": True}
-        got = timed(lambda: eval(compile(check["source"], "<check>", "eval"), scope), limit)
+        got = eval(compile(check["source"], "<check>", "eval"), scope)
         try:
-            want = timed(lambda: eval(compile(check["expected"], "<want>", "eval"), scope), limit)
+            want = eval(compile(check["expected"], "<want>", "eval"), scope)
         except Exception:
             # an expected output that is not an expression: compare it as printed text
             text = check["expected"].strip()
-            shown = printed.getvalue().strip() if got is None else repr(got)
-            return {"passed": text in (shown, str(got)), "got": short(shown)}
-        passed = timed(lambda: same(got, want, check["approx"]), limit)
-    return {"passed": passed, "got": short(repr(got))}
+            said = printed.getvalue().strip() if got is None else repr(got)
+            return {"passed": text in (said, str(got)), "got": short(said)}
+        return {"passed": same(got, want, check["approx"]), "got": shown(got)}
 
 
-def load(code, limit):
-    linecache.cache["solution.py"] = (len(code), None, code.splitlines(True), "solution.py")
-    solution = type(sys)("solution")
-    solution.__dict__["__builtins__"] = sys.modules["builtins"]  # theirs, not our copy
-    sys.modules["solution"] = solution
-    with contextlib.redirect_stdout(io.StringIO()):
-        timed(lambda: exec(compile(code, "solution.py", "exec"), solution.__dict__), limit)
-    return solution.__dict__
+def namespace(loaded, server, helpers):
+    found = {"__name__": "checks"}
+    for name, entry in loaded.items():
+        if "module" in entry:
+            if str(entry["module"]) in sys.stdlib_module_names:
+                found[name] = __import__(str(entry["module"]))
+        else:
+            found[name] = decode(entry["value"], server.handle)
+    exec(compile(helpers, "<helpers>", "exec"), found)  # the task's own: they win
+    return found
 
 
 def main():
-    given, emit = start()
-    limit = given["limit"]
+    given = json.loads(sys.stdin.readline())
+    null = os.open(os.devnull, os.O_RDWR)
+    out = os.dup(1)
+    os.dup2(null, 1)  # what the tests print is not an event
+    emit = lambda **fields: os.write(out, (json.dumps(fields) + "\n").encode())
+    limit, grace = given["limit"], given["grace"]
+    server = Server(Channel(given["replies"], given["requests"]), grace)
+    try:
+        first = server.channel.receive(limit + grace)
+    except (Lost, Garbled) as exc:
+        emit(load_lost=type(exc).__name__)
+        return
+    if first is None:
+        emit(load_error="timed out after %g s" % limit)
+        return
+    if "loaded" not in first:
+        emit(load_error=str(first.get("load_error", "the code's process sent no names")))
+        return
     signal.signal(signal.SIGALRM, on_alarm)
     try:
-        namespace = load(given["code"], limit)
+        base = timed(lambda: namespace(first["loaded"], server, given["helpers"]), limit)
     except BaseException as exc:
-        emit(load_error=describe(exc, limit))
+        emit(load_error="the checks could not start: " + describe(exc, limit))
         return
     emit(loaded=True)
     for index, check in enumerate(given["checks"]):
+        if server.down is not None:
+            emit(index=index, passed=False, down=server.down)
+            continue
         try:
-            outcome = run_check(check, dict(namespace), limit)
+            outcome = timed(lambda: run_check(check, dict(base)), limit)
+        except Unavailable:
+            outcome = {"passed": False, "down": server.down}
         except BaseException as exc:
             outcome = {"passed": False, "error": describe(exc, limit)}
         emit(index=index, **outcome)
@@ -127,9 +578,4 @@ def main():
 
 main()
 """
-
-# The script the sandbox runs: the harness, in a namespace of its own with its own builtins.
-PROGRAM = (
-    f"exec(compile({HARNESS!r}, '<harness>', 'exec'), "
-    "{'__name__': '<harness>', '__builtins__': dict(__builtins__.__dict__)})\n"
 )

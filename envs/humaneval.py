@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.checks import Check, CheckRun, run_checks
+from envs.checks import Check, CheckRun, run_checks, task_helpers
 from envs.checks import render as render_checks
 from envs.code_extract import CodeExtractionError, extract_code
 from envs.docstring_examples import parse_examples
@@ -115,7 +115,10 @@ class HumanEvalEnv:
         so count every later candidate as solved."""
         reference = problem.prompt + problem.canonical_solution
         for seconds in (EXAMPLE_SECONDS, VETTING_RETRY_SECONDS):
-            run = run_checks(reference, found, per_check_s=seconds, memory_mb=self.memory_mb)
+            run = run_checks(
+                reference, found, per_check_s=seconds, memory_mb=self.memory_mb,
+                helpers=task_helpers(problem.prompt, problem.entry_point),
+            )  # fmt: skip
             trouble = _machine_trouble(run)
             if trouble is None:
                 return [r.check for r in run.results if r.passed]
@@ -135,7 +138,10 @@ class HumanEvalEnv:
         except VettingError as exc:
             text = f"The examples could not be run this time ({exc}); nothing was checked."
             return Score(0.0, False, text)
-        run = run_checks(code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb)
+        helpers = task_helpers(problem.prompt, problem.entry_point)
+        run = run_checks(
+            code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb, helpers=helpers
+        )
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run))
         if not examples:
@@ -154,7 +160,11 @@ class HumanEvalEnv:
         except CodeExtractionError as exc:
             return Score(0.0, False, f"no usable code: {exc}")
         official = Check("official tests", f"{problem.test}\ncheck({problem.entry_point})\n")
-        run = run_checks(code, [official], per_check_s=HELD_OUT_SECONDS, memory_mb=self.memory_mb)
+        helpers = task_helpers(problem.prompt, problem.entry_point)
+        run = run_checks(
+            code, [official], per_check_s=HELD_OUT_SECONDS, memory_mb=self.memory_mb,
+            helpers=helpers,
+        )  # fmt: skip
         if run.load_error is None and run.results[0].passed:
             return Score(1.0, True, "passed the official tests")
         error = run.load_error or run.results[0].error or "failed"
@@ -169,6 +179,8 @@ def _machine_trouble(run: CheckRun) -> str | None:
         return "the reference did not load"
     if any(r.error is not None and r.error.startswith("timed out") for r in run.results):
         return "an example timed out"
+    if any(r.error is not None and r.error.startswith("did not ") for r in run.results):
+        return "the reference's process ended early"
     return None
 
 

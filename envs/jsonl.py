@@ -20,7 +20,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from envs.checks import assert_checks, run_checks
+from envs.checks import assert_checks, run_checks, task_helpers
 from envs.checks import render as render_checks
 from envs.code_extract import CodeExtractionError, extract_code
 from envs.jsonl_tasks import CodeTask, QaTask, load_tasks
@@ -97,8 +97,9 @@ class JsonlEnv:
         # hide: the task file holds the hidden tests; the candidate must not be able to read it
         hide = [str(self.path.resolve().parent)]
         run = run_checks(
-            code, checks, per_check_s=self.test_seconds, memory_mb=self.memory_mb, hide=hide
-        )
+            code, checks, per_check_s=self.test_seconds, memory_mb=self.memory_mb, hide=hide,
+            helpers=task_helpers(item.prompt, item.entry_point),
+        )  # fmt: skip
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run, noun))
         if not checks:

@@ -15,9 +15,11 @@ What holds the child (see `sandbox_plan` for what this machine allows; a warning
   /home, /work, the venv, our cwd, ...): it sees the system, and its own directory only;
 - when we are root: the user `nobody`, so it cannot write our files and RLIMIT_NPROC binds
   (the kernel exempts root from it);
-- a throw-away working directory as HOME and cwd, removed afterwards;
+- a throw-away working directory as HOME and cwd, removed afterwards (with the mount namespace,
+  a small tmpfs: disk use is bounded in total, not only per file);
 - an environment built from scratch (PATH, LANG, PYTHONHASHSEED, HOME): no API keys pass.
 
+`Sandboxed` starts a child and lets the caller run two at once, joined by pipes (the checks do).
 Safe to call from several threads at once: no preexec_fn (which may deadlock a forking
 multi-threaded parent); a small launcher in the child mounts, sets the limits and drops
 privileges.
@@ -87,51 +89,91 @@ def run_python(
         >>> run_python("while True: pass", timeout_s=1).reason
         'timed out after 1 s'
     """
-    if timeout_s <= 0 or memory_mb < 64 or max_output < 100:
-        msg = (
-            f"bad sandbox limits: timeout_s={timeout_s} (> 0), memory_mb={memory_mb} (>= 64), "
-            f"max_output={max_output} (>= 100)"
-        )
-        raise ValueError(msg)
-    plan = sandbox_plan()
-    cpu = cpu_s if cpu_s is not None else math.ceil(timeout_s) + 1
-    limits = Limits(memory_mb * 2**20, cpu, MAX_FILE_BYTES, MAX_PROCESSES)
-    hidden = hidden_paths([*plan.hidden, *hide]) if plan.isolates_files else ()
-    start = time.monotonic()
-    run = _execute(plan, limits, hidden, source, stdin, timeout_s, max_output)
-    returncode, timed_out, stdout, stderr = run
-    duration = time.monotonic() - start
-    reason = _reason(returncode, timed_out, timeout_s, stderr)
-    return SandboxResult(
-        returncode, stdout, stderr, timed_out, duration, reason,
-        plan.isolates_network, plan.uid >= 0, plan.isolates_files,
-    )  # fmt: skip
+    with Sandboxed(
+        source, timeout_s=timeout_s, memory_mb=memory_mb, cpu_s=cpu_s, stdin=stdin, hide=hide
+    ) as child:
+        return child.finish(max_output=max_output)
 
 
-def _execute(  # noqa: PLR0913
-    plan: Plan,
-    limits: Limits,
-    hidden: Sequence[str],
-    source: str,
-    stdin: str,
-    timeout_s: float,
-    max_output: int,
-) -> tuple[int, bool, str, str]:
-    """Write the code to a throw-away directory, run it there, and remove the directory."""
-    workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
-    try:
-        _write_code(workdir, source, plan.uid)
-        home = INSIDE if plan.isolates_files else workdir
-        env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": home}
-        with contextlib.ExitStack() as stack:
-            inp, out, err = (stack.enter_context(tempfile.TemporaryFile()) for _ in range(3))
-            inp.write(stdin.encode("utf-8"))
-            inp.seek(0)
-            files = (inp, out, err)
-            returncode, timed_out = _run(plan, limits, hidden, workdir, env, files, timeout_s)
-            return returncode, timed_out, _read(out, max_output), _read(err, max_output)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+class Sandboxed:
+    """A sandboxed child started on `source`, for a caller that runs two at once and connects
+    them: `pass_fds` are pipe ends the child gets under the same numbers. Use it as a context
+    manager: leaving the block kills whatever is left and removes the working directory.
+
+        >>> with Sandboxed("print(1)", timeout_s=5) as child:
+        ...     child.finish().stdout
+        '1\\n'
+    """
+
+    def __init__(  # noqa: PLR0913
+        self,
+        source: str,
+        *,
+        timeout_s: float = 10,
+        memory_mb: int = 512,
+        cpu_s: int | None = None,
+        stdin: str = "",
+        hide: Sequence[str] = (),
+        pass_fds: Sequence[int] = (),
+    ) -> None:
+        if timeout_s <= 0 or memory_mb < 64:
+            msg = f"bad sandbox limits: timeout_s={timeout_s} (> 0), memory_mb={memory_mb} (>= 64)"
+            raise ValueError(msg)
+        self.plan = sandbox_plan()
+        cpu = cpu_s if cpu_s is not None else math.ceil(timeout_s) + 1
+        limits = Limits(memory_mb * 2**20, cpu, MAX_FILE_BYTES, MAX_PROCESSES)
+        hidden = hidden_paths([*self.plan.hidden, *hide]) if self.plan.isolates_files else ()
+        self.timeout_s = timeout_s
+        self._stack = contextlib.ExitStack()
+        with self._stack:
+            self._workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
+            self._stack.callback(shutil.rmtree, self._workdir, ignore_errors=True)
+            _write_code(self._workdir, source, self.plan.uid)
+            self._files = [
+                self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (kept open)
+                for _ in range(3)
+            ]
+            self._files[0].write(stdin.encode("utf-8"))
+            self._files[0].seek(0)
+            self._start = time.monotonic()
+            self._proc, self._status = _start(self.plan, limits, hidden, self._workdir,
+                                              self._files, pass_fds)  # fmt: skip
+            self._stack.callback(os.close, self._status)
+            self._stack.callback(self._kill)
+            self._stack = self._stack.pop_all()  # keep them until we are closed
+
+    def __enter__(self) -> Sandboxed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def finish(self, *, within_s: float | None = None, max_output: int = 64_000) -> SandboxResult:
+        """Wait until the child exits or its time is up (or `within_s` more seconds, if that is
+        sooner), kill what is left, and say what it did."""
+        left = self.timeout_s - (time.monotonic() - self._start)
+        wait = left if within_s is None else min(left, within_s)
+        exited = _wait_exit(self._proc.pid, wait)
+        returncode = self._kill()
+        reported = os.read(self._status, 32)
+        if reported.isdigit():
+            returncode = os.waitstatus_to_exitcode(int(reported))
+        timed_out = not exited and wait >= left
+        stderr = _read(self._files[2], max_output)
+        duration = time.monotonic() - self._start
+        return SandboxResult(
+            returncode, _read(self._files[1], max_output), stderr, timed_out, duration,
+            _reason(returncode, timed_out, exited, self.timeout_s, stderr),
+            self.plan.isolates_network, self.plan.uid >= 0, self.plan.isolates_files,
+        )  # fmt: skip
+
+    def _kill(self) -> int:
+        # subtle: the leader is not reaped yet (WNOWAIT), so its pid still names our process
+        # group and cannot have been reused by an unrelated process.
+        if self._proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+        return self._proc.wait()
 
 
 def _write_code(workdir: str, source: str, uid: int) -> None:
@@ -144,18 +186,19 @@ def _write_code(workdir: str, source: str, uid: int) -> None:
         os.chown(path, uid, uid)
 
 
-def _run(
+def _start(  # noqa: PLR0913
     plan: Plan,
     limits: Limits,
     hidden: Sequence[str],
     workdir: str,
-    env: dict[str, str],
-    files: tuple[IO[bytes], IO[bytes], IO[bytes]],
-    timeout_s: float,
-) -> tuple[int, bool]:
-    """Run to exit or timeout, then kill whatever is left of the process group."""
-    # the launcher reports the code's wait status here: with a PID namespace it is the
-    # namespace's init, which cannot re-raise a signal on itself to pass it on
+    files: Sequence[IO[bytes]],
+    pass_fds: Sequence[int],
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start the child; returns it and the pipe where the launcher reports the code's wait
+    status (with a PID namespace the launcher is the namespace's init, which cannot re-raise a
+    signal on itself to pass it on)."""
+    home = INSIDE if plan.isolates_files else workdir
+    env = {"PATH": SAFE_PATH, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": home}
     status_r, status_w = os.pipe()
     try:
         # Output goes to unlinked files, not pipes: no reader thread, no deadlock on a full
@@ -168,26 +211,14 @@ def _run(
             stdout=files[1],
             stderr=files[2],
             start_new_session=True,
-            pass_fds=(status_w,),
+            pass_fds=(status_w, *pass_fds),
         )
-        os.close(status_w)
-        status_w = -1
-        try:
-            timed_out = not _wait_exit(proc.pid, timeout_s)
-        finally:
-            # subtle: the leader is not reaped yet (WNOWAIT), so its pid still names our
-            # process group and cannot have been reused by an unrelated process.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            returncode = proc.wait()
-        reported = os.read(status_r, 32)
+    except BaseException:
+        os.close(status_r)
+        raise
     finally:
-        for fd in (status_r, status_w):
-            if fd >= 0:
-                os.close(fd)
-    if reported.isdigit():
-        returncode = os.waitstatus_to_exitcode(int(reported))
-    return returncode, timed_out
+        os.close(status_w)
+    return proc, status_r
 
 
 def _wait_exit(pid: int, timeout_s: float) -> bool:
@@ -216,9 +247,11 @@ def _read(f: IO[bytes], limit: int) -> str:
     return f"{head}\n[... {size - 2 * half} bytes cut ...]\n{tail}"
 
 
-def _reason(returncode: int, timed_out: bool, timeout_s: float, stderr: str) -> str:
+def _reason(returncode: int, timed_out: bool, exited: bool, timeout_s: float, stderr: str) -> str:
     if timed_out:
         return f"timed out after {timeout_s:g} s"
+    if not exited:
+        return "stopped: no longer needed"
     if returncode == 0:
         return "ok"
     if returncode < 0:
@@ -257,8 +290,21 @@ def _works(plan: Plan) -> bool:
     probe = "import json, linecache, os, resource, signal\nprint(os.environ['HOME'] == os.getcwd())"
     limits = Limits(512 * 2**20, 10, MAX_FILE_BYTES, MAX_PROCESSES)
     hidden = hidden_paths(plan.hidden) if plan.isolates_files else ()
+    workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
     try:
-        returncode, _, stdout, _ = _execute(plan, limits, hidden, probe, "", 10, 1000)
+        _write_code(workdir, probe, plan.uid)
+        with contextlib.ExitStack() as stack:
+            files = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
+            proc, status = _start(plan, limits, hidden, workdir, files, ())
+            stack.callback(os.close, status)  # after the wait: the launcher writes to it
+            try:
+                returncode = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return False
+            return returncode == 0 and _read(files[1], 1000) == "True\n"
     except OSError:
         return False
-    return returncode == 0 and stdout == "True\n"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

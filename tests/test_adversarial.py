@@ -68,13 +68,12 @@ SLEEPER = (
 class Hostile:
     """A hostile candidate: `code` follows PROLOGUE and defines `add`; `reason` is a regex its
     visible feedback must match; `needs` names sandbox layers the case relies on (skipped on a
-    machine without them); `fools` says how it fakes a pass (an expected failure)."""
+    machine without them)."""
 
     name: str
     code: str
     reason: str
     needs: tuple[str, ...] = ()
-    fools: str = ""
 
 
 CASES = [
@@ -94,7 +93,7 @@ CASES = [
                 except BaseException:
                     pass
         """,
-        r"did not finish: the run was stopped \(timed out after 3\.5 s\)",
+        r"timed out after 0\.5 s\.\n.*did not run: the code stopped answering",
     ),
     Hostile(
         "busy-loop-in-a-thread",
@@ -130,26 +129,27 @@ CASES = [
     Hostile(
         "recursion-bomb-with-no-recursion-limit",
         "sys.setrecursionlimit(10**9)\n\ndef add(a, b):\n    return add(a, b) + 1\n",
-        r"did not finish: the run was stopped \(timed out after 3\.5 s\)",
+        r"timed out after 0\.5 s",
     ),
     Hostile(
         "gigabytes-printed",
         "def add(a, b):\n    for _ in range(16):\n        print('x' * 2**28)\n",
-        r"print\('x' \* 2\*\*28\)\n.*MemoryError",
+        r"timed out after 0\.5 s",  # what it prints is kept up to 1 MiB: the rest is dropped
     ),
     Hostile(
         "gigabytes-to-the-real-stdout-and-stderr",
         """
         def add(a, b):
             chunk = b"x" * 2**20
-            for fd in [*range(3, 10), 2, 1]:  # the harness's own copy of stdout is among them
+            for fd in sorted(map(int, os.listdir("/proc/self/fd")), reverse=True):  # pipes too
                 for _ in range(4096):
                     try:
                         os.write(fd, chunk)
                     except OSError:
                         break
         """,
-        r"the run was stopped \(exit code \d+\)",  # Python ignores SIGXFSZ: writes fail (EFBIG)
+        # among them the pipe it answers on: the checks read garbage, and stop asking
+        r"did not finish: the code's process sent something that is not an answer",
     ),
     Hostile(
         "gigabytes-to-a-file",
@@ -169,7 +169,8 @@ CASES = [
                 with open(f"part{i}.bin", "wb") as f:
                     f.write(b"x" * (2**24 - 1))  # each just under the file size limit
         """,
-        r"timed out after 0\.5 s",  # only the time limit: no quota on the directory
+        r"OSError: \[Errno 28\] No space left on device",  # its directory is a small tmpfs
+        needs=("files",),
     ),
     Hostile(
         "overwrite-the-run-folder",
@@ -272,7 +273,7 @@ CASES = [
     Hostile(
         "kill-the-process-group",
         "def add(a, b):\n    os.killpg(0, signal.SIGKILL)\n",
-        r"the run was stopped \(killed by signal 9 \(SIGKILL\)\)",
+        r"the code's process was stopped \(killed by signal 9 \(SIGKILL\)\)",
         needs=("pid",),
     ),
     Hostile(
@@ -283,7 +284,7 @@ CASES = [
             os.kill(-1, signal.SIGKILL)
             time.sleep(0.2)
         """,
-        r"the run was stopped \(killed by signal 9 \(SIGKILL\)\)",
+        r"the code's process was stopped \(killed by signal 9 \(SIGKILL\)\)",
         needs=("pid",),
     ),
     Hostile(
@@ -313,7 +314,7 @@ CASES = [
     Hostile(
         "os-exit-0-in-a-test",
         "def add(a, b):\n    os._exit(0)\n",
-        r"did not finish: the run was stopped \(ok\)",
+        r"did not finish: the code's process exited with code 0",
     ),
     Hostile(
         "sys-exit-0-in-a-test",
@@ -346,7 +347,7 @@ CASES = [
         def add(a, b):
             return None
         """,
-        r"^1 of 2 (hidden )?tests passed\.\n.*`assert add\(1, 2\) == 3` failed: .*got None$",
+        r"^0 of 2 (hidden )?tests passed\.\n.*got None\n.*isinstance.*\n\s*AssertionError$",
     ),
     Hostile(
         "gc-replaces-the-harness-check",
@@ -358,25 +359,25 @@ CASES = [
         def add(a, b):
             return None
         """,
-        r"never checked: it passes",
-        fools="the harness runs in the candidate's process: gc reaches its globals",
+        r"failed: expected 3, got None",
     ),
     Hostile(
-        "frames-reach-the-harness-emit",
+        # the frames lead to the channel its process answers on: it can say anything there,
+        # but the verdicts are made in the other process
+        "frames-reach-the-channel-and-forge-verdicts",
         """
         frame = sys._getframe()
-        while frame is not None and "emit" not in frame.f_locals:
+        while "channel" not in frame.f_locals:
             frame = frame.f_back
-        frame.f_locals["emit"](loaded=True)
-        frame.f_locals["emit"](index=0, passed=True)
-        frame.f_locals["emit"](index=1, passed=True)
+        for forged in [{"loaded": {}}, {"loaded": True}, {"index": 0, "passed": True},
+                       {"index": 1, "passed": True}]:
+            frame.f_locals["channel"].send(forged)
         os._exit(0)
 
         def add(a, b):
             return None
         """,
-        r"never checked: it passes",
-        fools="the harness runs in the candidate's process: its frames hold the result writer",
+        r"NameError: name 'add' is not defined",
     ),
     Hostile(
         "always-equal",
@@ -390,8 +391,7 @@ CASES = [
         def add(a, b):
             return Always(0)
         """,
-        r"never checked: it passes",
-        fools="a check compares with the candidate's own __eq__ (as HumanEval's tests do)",
+        r"got 0 \(of type Always: not plain data, so compared by identity\)",
     ),
 ]
 
@@ -401,16 +401,7 @@ class FakedPass(AssertionError):
 
 
 def _params() -> list[object]:
-    return [
-        pytest.param(
-            case,
-            id=case.name,
-            marks=[pytest.mark.xfail(raises=FakedPass, reason=case.fools, strict=True)]
-            if case.fools
-            else [],
-        )
-        for case in CASES
-    ]
+    return [pytest.param(case, id=case.name) for case in CASES]
 
 
 def _missing_layers(needs: tuple[str, ...]) -> list[str]:

@@ -42,7 +42,7 @@ def test_a_crash_marks_the_checks_it_cut_off() -> None:
     checks = [Check("f(1)", "f(1)", "10"), Check("crash", "f('crash')", "1"), Check("f(2)", "f(2)")]
     run = run_checks(CODE, checks)
     assert run.results[0].passed and not run.results[2].passed
-    assert run.results[2].error == "did not finish: the run was stopped (exit code 1)"
+    assert run.results[2].error == "did not finish: the code's process exited with code 1"
 
 
 def test_code_that_does_not_load_fails_every_check() -> None:
@@ -89,4 +89,136 @@ def test_feedback_names_the_failing_check_with_expected_and_got() -> None:
     run = run_checks("def f(x):\n    return x + 1\n", assert_checks(["assert f(1) == 3"]))
     assert render(run, "test") == (
         "0 of 1 tests passed.\nTest `assert f(1) == 3` failed: expected 3, got 2"
+    )
+
+
+# The code runs in one process, the checks in another (envs/harness.py): what crosses between
+# them, and what cannot.
+
+
+def test_plain_values_cross_exactly_with_their_types() -> None:
+    code = (
+        "def f():\n"
+        "    return (1, [2.5, None, True], {'k': b'x'}, {3}, frozenset({4}), 2**100, -2**70,\n"
+        "            1 + 2j, float('inf'), 'é')\n"
+    )
+    want = "(1, [2.5, None, True], {'k': b'x'}, {3}, frozenset({4}), 2**100, -2**70, 1+2j, "
+    want += "float('inf'), 'é')"
+    checks = [Check("f()", "f()", want), Check("types", "[type(v).__name__ for v in f()]")]
+    checks.append(Check("true is not 1", "f()[1][2] is True", "True"))
+    run = run_checks(code, checks)
+    assert [r.passed for r in run.results] == [True, True, True], render(run)
+
+
+def test_an_always_equal_object_is_compared_by_identity() -> None:
+    code = (
+        "class Always(int):\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = int.__hash__\n\n"
+        "def f(x):\n    return Always(0)\n"
+    )
+    run = run_checks(code, assert_checks(["assert f(1) == 3", "assert f(1) in [3]"]))
+    assert run.passed == 0
+    assert run.results[0].got == "0 (of type Always: not plain data, so compared by identity)"
+
+
+def test_the_code_cannot_find_the_expected_values() -> None:
+    # the hidden value is nowhere in the code's process: not in its memory, stdin or files
+    code = """
+import gc, os, sys
+
+def f():
+    seen = [v for o in gc.get_objects() if isinstance(o, dict) for v in list(o.values())]
+    frame = sys._getframe()
+    while frame is not None:
+        seen += list(frame.f_globals.values()) + list(frame.f_locals.values())
+        frame = frame.f_back
+    found = [v for v in seen if isinstance(v, str) and v.startswith("hidden-")]
+    found += [line for line in sys.stdin if "hidden-" in line]
+    for root, _, files in os.walk("/tmp"):
+        for name in files:
+            with open(os.path.join(root, name), errors="replace") as file:
+                found += [line for line in file if "hidden-" in line]
+    return found[0] if found else "nothing found"
+"""
+    run = run_checks(code, assert_checks(["want = 'hidden-7f3a'\nassert f() == want"]))
+    assert run.passed == 0 and run.results[0].got == "'nothing found'"
+
+
+def test_objects_of_the_codes_own_classes_work_through_handles() -> None:
+    code = """
+class Stack:
+    def __init__(self):
+        self.items = []
+    def push(self, item):
+        self.items.append(item)
+    def pop(self):
+        return self.items.pop()
+    def __len__(self):
+        return len(self.items)
+    def __str__(self):
+        return "Stack%s" % self.items
+
+def evens(n):
+    return (i for i in range(n) if i % 2 == 0)
+"""
+    tests = [
+        "s = Stack()\ns.push(1)\ns.push(2)\nassert len(s) == 2\nassert s.pop() == 2",
+        "s = Stack()\ns.push(5)\nassert str(s) == 'Stack[5]'\nassert s.items == [5]",
+        "assert list(evens(5)) == [0, 2, 4]\nassert 2 in evens(5)",
+        "assert Stack() == Stack()",  # two objects, compared by identity
+    ]
+    run = run_checks(code, assert_checks(tests))
+    assert [r.passed for r in run.results] == [True, True, True, True, True, True, False]
+
+
+def test_exceptions_cross_as_pythons_own_types() -> None:
+    code = (
+        "class Oops(Exception):\n    pass\n\n"
+        "def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    raise Oops('mine')\n"
+    )
+    tests = [
+        "try:\n    f(-1)\nexcept ValueError as exc:\n    assert 'negative' in str(exc)",
+        "try:\n    f(1)\nexcept Exception:\n    pass",
+        "f(1)",
+    ]
+    run = run_checks(code, assert_checks(tests))
+    assert [r.passed for r in run.results] == [True, True, False]
+    assert run.results[2].error is not None
+    assert "line 7, in f" in run.results[2].error and "Oops: mine" in run.results[2].error
+
+
+def test_the_tasks_helpers_win_over_the_codes() -> None:
+    helpers = "def poly(x):\n    return x * x - 4\n"
+    cheat = "def poly(x):\n    return 0\n\ndef root():\n    return 12345\n"
+    honest = "def root():\n    return 2\n"
+    checks = assert_checks(["assert poly(root()) == 0"])
+    assert run_checks(cheat, checks, helpers=helpers).passed == 0
+    assert run_checks(cheat, checks).passed == 1  # without them, the code's poly is used
+    assert run_checks(honest, checks, helpers=helpers).passed == 1
+
+
+def test_code_that_stops_answering_fails_the_checks_after_it_at_once() -> None:
+    code = (
+        "def f(x):\n    while True:\n        try:\n            while True:\n"
+        "                pass\n        except BaseException:\n            pass\n"
+    )
+    run = run_checks(code, [Check(f"f({i})", f"f({i})", "1") for i in range(5)], per_check_s=0.5)
+    assert run.results[0].error == "timed out after 0.5 s"
+    for result in run.results[1:]:
+        assert result.error == (
+            "did not run: the code stopped answering after an earlier check timed out"
+        )
+    assert run.sandbox.duration_s < 4  # not 5 timeouts
+
+
+def test_garbage_on_the_answer_pipe_fails_the_checks() -> None:
+    code = (
+        "import os\n\ndef f():\n    for fd in map(int, os.listdir('/proc/self/fd')):\n"
+        "        try:\n            os.write(fd, b'{not json\\n')\n        except OSError:\n"
+        "            pass\n    return 1\n"
+    )
+    run = run_checks(code, [Check("f()", "f()", "1"), Check("f()", "f()", "1")])
+    assert run.passed == 0
+    assert run.results[1].error == (
+        "did not finish: the code's process sent something that is not an answer"
     )

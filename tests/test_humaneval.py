@@ -166,9 +166,10 @@ def test_spread_subset_is_evenly_spaced_and_bounded() -> None:
 def _stopped_run(code: str, checks: Sequence[Check], **_: object) -> CheckRun:
     """What run_checks returns when the machine kills the run: no result at all."""
     sandbox = SandboxResult(-9, "", "", True, 9.0, "timed out after 9 s", True, True, True)
-    missing = "did not finish: the run was stopped (timed out after 9 s)"
+    missing = "did not finish: the checks were stopped (timed out after 9 s)"
     results = tuple(CheckResult(c, False, error=missing) for c in checks)
-    return CheckRun(results, "the run was stopped while the code was loading", sandbox)
+    loading = "the checks were stopped (timed out after 9 s) while the code was loading"
+    return CheckRun(results, loading, sandbox)
 
 
 def test_a_reference_run_the_machine_stopped_is_retried_once(
@@ -231,3 +232,14 @@ def test_printing_a_result_and_leaving_cannot_fake_a_pass(env: HumanEvalEnv) -> 
     held_out = env.evaluate(task, wrong(env, task.id) + cheat)
     assert not held_out.solved, held_out.feedback
     assert not env.score(task, wrong(env, task.id) + cheat).solved
+
+
+def test_redefining_the_prompts_helper_cannot_fake_a_pass(env: HumanEvalEnv) -> None:
+    # HumanEval/32's tests check find_zero's answer with the prompt's `poly`; a candidate that
+    # redefines poly to return 0 would pass with any answer if its poly were the one used
+    task = env.tasks()[32]
+    cheat = "def poly(xs, x):\n    return 0\n\n\ndef find_zero(xs):\n    return 12345.0\n"
+    assert not env.evaluate(task, cheat).solved
+    assert env.evaluate(task, reference(env, task.id)).solved
+    honest = "def find_zero(xs):\n    return 12345.0\n"
+    assert env.score(task, cheat).feedback == env.score(task, honest).feedback
