@@ -111,13 +111,21 @@ class Channel:
         self.dumps, self.loads, self.write, self.read = json.dumps, json.loads, os.write, os.read
         self.select, self.clock = select.select, time.monotonic
 
-    def send(self, message):
+    def send(self, message, wait=None):
+        "Write one message; False when `wait` seconds pass first (the reader stopped reading)."
+        deadline = None if wait is None else self.clock() + wait
         data = memoryview((self.dumps(message) + "\n").encode())
         while data:
+            if deadline is not None:
+                left = deadline - self.clock()
+                if left <= 0 or not self.select([], [self.write_fd], [], left)[1]:
+                    return False
             try:
-                data = data[self.write(self.write_fd, data):]
+                # a pipe that selects writable takes a 4 KiB write without blocking
+                data = data[self.write(self.write_fd, data[:4096]):]
             except (BrokenPipeError, ConnectionResetError):
                 raise Lost from None
+        return True
 
     def receive(self, wait=None):
         "The next message; None when `wait` seconds pass first."
@@ -307,7 +315,10 @@ main()
 TESTER = (
     CODEC
     + r"""
-import builtins, contextlib, itertools, math, signal, sys, traceback
+import builtins, contextlib, importlib, itertools, math, signal, sys, traceback
+
+# never taken from the code's answers: only a `next` answer ends an iteration here
+NOT_MAPPED = ("StopIteration", "StopAsyncIteration", "GeneratorExit")
 
 
 class CheckTimeout(BaseException):
@@ -344,53 +355,59 @@ class Server:
     def ask(self, op, target, args=(), kwargs=None):
         if self.down is not None:
             raise Unavailable(self.down)
-        left = signal.getitimer(signal.ITIMER_REAL)[0] or self.grace
         key = next(self.ids)
         try:
-            request = {"id": key, "op": op, "target": target, "limit": left,
+            request = {"id": key, "op": op, "target": target,
                        "args": encode(list(args), self.sent)}
             if kwargs is not None:
                 request["kwargs"] = encode(dict(kwargs), self.sent)
         except RecursionError:
             raise ValueError("an argument nested too deep to pass to the code") from None
+        # subtle: our timer is paused while we talk, so it cannot cut a message in half. The
+        # code's process gets what time we had left, and its own timer answers by then; an
+        # answer that has not come `grace` seconds later will not come.
+        left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        request["limit"] = left or self.grace
+        deadline = time.monotonic() + request["limit"]
         try:
-            self.channel.send(request)
-            answer = self.answer(key)
-        except CheckTimeout:
-            self.settle(key)
-            raise
+            answer = self.exchange(request, request["limit"] + self.grace)
+        finally:
+            if left:
+                signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-4))
+        sys.stdout.write(str(answer.get("printed", "")))
+        if op == "call":
+            self.update(args, kwargs or {}, answer.get("changed", []))
+        return self.outcome(op, answer)
+
+    def exchange(self, request, wait):
+        "Send the request and wait up to `wait` seconds for its answer."
+        deadline = time.monotonic() + wait
+        try:
+            if not self.channel.send(request, wait):
+                self.down = "hung"
+                raise CheckTimeout
+            while True:
+                message = self.channel.receive(max(deadline - time.monotonic(), 0))
+                if message is None:
+                    self.down = "hung"
+                    raise CheckTimeout
+                if message.get("id") == request["id"]:
+                    return message
         except Lost:
             self.down = "lost"
             raise Unavailable("lost") from None
         except Garbled:
             self.down = "garbled"
             raise Unavailable("garbled") from None
-        sys.stdout.write(str(answer.get("printed", "")))
-        if op == "call":
-            self.update(args, kwargs or {}, answer.get("changed", []))
-        return self.outcome(answer)
 
-    def answer(self, key, wait=None):
-        while True:
-            message = self.channel.receive(wait)
-            if message is None or message.get("id") == key:
-                return message
-
-    def settle(self, key):
-        "Our time ran out: give the code's own timer a moment to answer, or call it hung."
-        try:
-            if self.answer(key, self.grace) is None:
-                self.down = "hung"
-        except (Lost, Garbled):
-            self.down = "lost"
-
-    def outcome(self, answer):
+    def outcome(self, op, answer):
         if answer.get("timeout"):
             raise CheckTimeout
-        if answer.get("stop"):
+        if answer.get("stop") and op == "next":
             raise StopIteration
         if "raised" in answer:
-            kind = getattr(builtins, str(answer["raised"]), None)
+            name = str(answer["raised"])
+            kind = getattr(builtins, name, None) if name not in NOT_MAPPED else None
             exc_type = kind if isinstance(kind, type) and issubclass(kind, Exception) else CodeError
             exc = exc_type(str(answer.get("error", "")))
             exc.from_code = str(answer.get("error", ""))
@@ -526,11 +543,16 @@ def run_check(check, scope):
 
 
 def namespace(loaded, server, helpers):
+    "The names the code defined, as the checks see them."
     found = {"__name__": "checks"}
     for name, entry in loaded.items():
+        if name.startswith("__") or name in builtins.__dict__:
+            continue  # the checks keep Python's own `isinstance`, `abs`, `__builtins__`, ...
         if "module" in entry:
-            if str(entry["module"]) in sys.stdlib_module_names:
-                found[name] = __import__(str(entry["module"]))
+            module = str(entry["module"])
+            # only a standard module under its own name: `math` cannot stand for another one
+            if module.split(".")[0] in sys.stdlib_module_names and module.split(".")[-1] == name:
+                found[name] = importlib.import_module(module)
         else:
             found[name] = decode(entry["value"], server.handle)
     exec(compile(helpers, "<helpers>", "exec"), found)  # the task's own: they win

@@ -222,3 +222,25 @@ def test_garbage_on_the_answer_pipe_fails_the_checks() -> None:
     assert run.results[1].error == (
         "did not finish: the code's process sent something that is not an answer"
     )
+
+
+def test_the_codes_names_cannot_stand_in_for_what_the_tests_use() -> None:
+    # each would pass its test in a single process, where the tests share the code's globals
+    cheats = [
+        ("def isinstance(*args):\n    return True\n\ndef f():\n    return None\n",
+         "assert isinstance(f(), int)"),
+        ("import cmath as math\n\ndef f():\n    return -4\n", "assert math.sqrt(f()) == 2j"),
+        ("def f(x):\n    raise StopIteration\n", "assert all(map(f, [1, 2]))"),
+    ]  # fmt: skip
+    for code, test in cheats:
+        run = run_checks(code, assert_checks([test]))
+        assert run.passed == 0, (code, render(run))
+
+
+def test_a_function_cannot_be_passed_to_the_code() -> None:
+    run = run_checks("def apply(g, x):\n    return g(x)\n", assert_checks(["apply(len, 'ab')"]))
+    assert run.passed == 0
+    assert run.results[0].error == (
+        "TypeError: cannot pass a builtin_function_or_method to the code: only plain data and "
+        "the code's own objects can cross"
+    )
