@@ -95,6 +95,23 @@ class RunFolder:
             raise UsageError(msg) from None
         return data
 
+    def check_writable(self) -> None:
+        """Refuse, before anything is written, a folder (or a record in it) we may not write:
+        a run that found out half way would stop with a traceback, the folder changed."""
+        # the folder, or the nearest one above it that exists: where it would be made
+        folder = next(p for p in [self.path, *self.path.parents] if p.exists())
+        if not folder.is_dir():
+            why = f"{folder} is not a folder"
+        else:
+            ours = [folder / name for name in (CONFIG, TRACE, RESULTS, INTERRUPTED, WINDOW_FILE)]
+            mine = ours if folder == self.path else []
+            locked = [p for p in [folder, *mine] if p.exists() and not _writable(p)]
+            if not locked:
+                return
+            why = f"{'it' if locked[0] == self.path else locked[0]} is read-only"
+        msg = f"cannot write the run folder {self.path}: {why}"
+        raise UsageError(msg)
+
     def save_config(self, config: JSON) -> None:
         """Write config.json atomically (a crash leaves the old or the new one, never half)."""
         tmp = self.config_path.with_suffix(".json.tmp")
@@ -145,6 +162,11 @@ class RunFolder:
             if log is not None:
                 log.close()
         self._trace = self._results = None
+
+
+def _writable(path: Path) -> bool:
+    """By us: write permission (and search, for a folder), on a file system mounted writable."""
+    return os.access(path, os.W_OK | os.X_OK if path.is_dir() else os.W_OK)
 
 
 def _rewrite(path: Path, records: list[Any]) -> None:

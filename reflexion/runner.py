@@ -139,6 +139,7 @@ def run(
         name = getattr(model, "model_name", None) or getattr(model, "model", "")
         config = dataclasses.replace(config, model=f"object:{type(model).__name__}:{name}")
     folder = RunFolder(Path(config.out))
+    folder.check_writable()
     config, saved = _bind_folder(folder, config)
     actor_for = _actors(env, config, model)
     memories = _memories(config, folder)
