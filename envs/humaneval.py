@@ -22,6 +22,7 @@ from envs.checks import Check, CheckRun, run_checks, task_helpers
 from envs.checks import render as render_checks
 from envs.code_extract import CodeExtractionError, extract_code
 from envs.docstring_examples import parse_examples
+from envs.sandbox import sandbox_layers
 from reflexion.errors import UsageError
 from reflexion.records import Score, Task
 
@@ -91,6 +92,10 @@ class HumanEvalEnv:
         if not spread:
             return cls(problems[:n])
         return cls([problems[i * COUNT // n] for i in range(n)])
+
+    def sandbox(self) -> dict[str, object]:
+        """How this machine holds the code it runs (recorded in the run's config.json)."""
+        return sandbox_layers()
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)

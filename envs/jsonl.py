@@ -25,6 +25,7 @@ from envs.checks import render as render_checks
 from envs.code_extract import CodeExtractionError, extract_code
 from envs.jsonl_tasks import CodeTask, QaTask, load_tasks
 from envs.qa_metrics import exact_match, final_answer, token_f1
+from envs.sandbox import sandbox_layers
 from reflexion.errors import UsageError
 from reflexion.records import Score, Task
 
@@ -61,6 +62,10 @@ class JsonlEnv:
             msg = "the jsonl env needs a file: --env jsonl:PATH"
             raise UsageError(msg)
         return cls(arg)
+
+    def sandbox(self) -> dict[str, object]:
+        """How this machine holds the code it runs (recorded in the run's config.json)."""
+        return sandbox_layers()
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)

@@ -269,6 +269,19 @@ def _reason(returncode: int, timed_out: bool, exited: bool, timeout_s: float, st
     return f"exit code {returncode}"
 
 
+def sandbox_layers() -> dict[str, object]:
+    """What holds generated code on this machine, for a run's config.json: the layers it has,
+    and in words what it lacks (empty when nothing)."""
+    plan = sandbox_plan()
+    return {
+        "network_isolated": plan.isolates_network,
+        "filesystem_isolated": plan.isolates_files,
+        "pid_namespace": "-p" in plan.prefix,
+        "unprivileged": plan.uid >= 0 or os.geteuid() != 0,
+        "missing": plan.missing(),
+    }
+
+
 @functools.cache  # two threads racing here both probe; the answers are the same
 def sandbox_plan() -> Plan:
     """The strongest way this machine can hold a child that still runs Python (probed once

@@ -141,6 +141,9 @@ def run(
     folder = RunFolder(Path(config.out))
     folder.check_writable()
     config, saved = _bind_folder(folder, config)
+    layers = getattr(env, "sandbox", None)
+    if callable(layers) and "sandbox" not in saved:
+        saved["sandbox"] = layers()  # what held the generated code, as the first session ran
     actor_for = _actors(env, config, model)
     memories = _memories(config, folder)
     try:

@@ -523,6 +523,10 @@ def _assert_run_folder_intact(setting: Setting, results: list[TaskResult]) -> No
     assert (setting.run / "canary.txt").read_text() == CANARY
     config = json.loads((setting.run / "config.json").read_text())
     assert config["run_id"] == results[0].run_id and config["strategies"] == ["single"]
+    plan = sandbox_plan()  # what held the code is on record
+    assert config["sandbox"]["network_isolated"] == plan.isolates_network
+    assert config["sandbox"]["filesystem_isolated"] == plan.isolates_files
+    assert config["sandbox"]["missing"] == plan.missing()
     assert len(read_jsonl(setting.run / "results.jsonl")) == 2
     kinds = [(s.task_id, s.kind) for s in RunFolder(setting.run).steps()]
     assert kinds == [(t, k) for t in ("t1", "t2") for k in ("generate", "score", "evaluate")]
