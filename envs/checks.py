@@ -166,10 +166,10 @@ def assert_checks(tests: Sequence[str]) -> list[Check]:
 
 
 def task_helpers(prompt: str, entry_point: str) -> str:
-    """The prompt's own functions besides the one asked for, with its imports (HumanEval/32
-    gives `poly` and asks for `find_zero`; its tests call `poly`). Passed to `run_checks` as
-    `helpers`, so the candidate cannot redefine what the tests rely on. Empty when there are
-    none or the prompt is not Python.
+    """The prompt's own code besides the function asked for: its imports and other functions
+    (HumanEval/32 gives `poly` and asks for `find_zero`; its tests call `poly`). Passed to
+    `run_checks` as `helpers`, so the candidate cannot redefine what the tests rely on, nor put
+    an object of its own in place of a module they use. Empty when the prompt is not Python.
 
         >>> task_helpers("import math\\ndef f(x):\\n    return x\\ndef g(x):\\n    ...", "g")
         'import math\\ndef f(x):\\n    return x'
@@ -183,8 +183,6 @@ def task_helpers(prompt: str, entry_point: str) -> str:
         for node in body
         if not (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == entry_point)
     ]
-    if not any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in kept):
-        return ""
     return "\n".join(ast.get_source_segment(prompt, node) or ast.unparse(node) for node in kept)
 
 

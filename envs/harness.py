@@ -345,6 +345,7 @@ class Server:
         self.ids = itertools.count()
         self.handles = {}
         self.down = None  # why it can no longer answer: "lost", "hung" or "garbled"
+        self.asked = 0  # requests made so far
 
     def handle(self, body):
         key = (body[0], str(body[1]))
@@ -356,6 +357,7 @@ class Server:
         if self.down is not None:
             raise Unavailable(self.down)
         key = next(self.ids)
+        self.asked += 1
         try:
             request = {"id": key, "op": op, "target": target,
                        "args": encode(list(args), self.sent)}
@@ -469,6 +471,11 @@ class Handle:
     def __getitem__(self, key):
         return self._ask("getitem", key)
 
+    def __contains__(self, item):
+        # all of it first, then our own `==`: iterating until a match would tell the code,
+        # one `next` at a time, what the test looks for
+        return item in list(iter(self))
+
     def __bool__(self):
         return self._ask("bool")
 
@@ -478,8 +485,17 @@ class Handle:
     def __str__(self):
         return self._ask("str")
 
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
+    def __eq__(self, other):
+        # a plain value is never equal to one; two of the code's objects cannot be compared
+        # here, since the code chooses which object each answer is
+        if isinstance(other, Handle):
+            raise TypeError("two objects of the code cannot be compared: compare plain values")
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
     __hash__ = object.__hash__
 
 
@@ -524,7 +540,7 @@ def shown(got):
     return short(text)
 
 
-def run_check(check, scope):
+def run_check(check, scope, server):
     printed = Capped()
     with contextlib.redirect_stdout(printed):
         exec(compile(check["setup"], "<setup>", "exec"), scope)
@@ -532,14 +548,34 @@ def run_check(check, scope):
             exec(compile(check["source"], "<check>", "exec"), scope)
             return {"passed": True}
         got = eval(compile(check["source"], "<check>", "eval"), scope)
+        asked = server.asked
         try:
             want = eval(compile(check["expected"], "<want>", "eval"), scope)
-        except Exception:
+        except (SyntaxError, NameError) as exc:
+            if isinstance(exc, NameError) and server.asked != asked:
+                raise  # the code's own answer, not a sign that this is text
             # an expected output that is not an expression: compare it as printed text
             text = check["expected"].strip()
             said = printed.getvalue().strip() if got is None else repr(got)
             return {"passed": text in (said, str(got)), "got": short(said)}
+        if holds_handle(want):
+            kind = type_name(want) if isinstance(want, Handle) else "its own type"
+            raise TypeError("the expected value is an object of the code (%s), which it could "
+                            "make equal to anything: compare plain values instead" % kind)
         return {"passed": same(got, want, check["approx"]), "got": shown(got)}
+
+
+def holds_handle(value, depth=0):
+    if isinstance(value, Handle):
+        return True
+    if depth > MAX_DEPTH:
+        return False
+    items = value.items() if type(value) is dict else value
+    if type(value) in (list, tuple, set, frozenset):
+        return any(holds_handle(v, depth + 1) for v in items)
+    if type(value) is dict:
+        return any(holds_handle(k, depth + 1) or holds_handle(v, depth + 1) for k, v in items)
+    return False
 
 
 def namespace(loaded, server, helpers):
@@ -553,6 +589,8 @@ def namespace(loaded, server, helpers):
             # only a standard module under its own name: `math` cannot stand for another one
             if module.split(".")[0] in sys.stdlib_module_names and module.split(".")[-1] == name:
                 found[name] = importlib.import_module(module)
+        elif name in sys.stdlib_module_names:
+            continue  # nor can an object of the code
         else:
             found[name] = decode(entry["value"], server.handle)
     exec(compile(helpers, "<helpers>", "exec"), found)  # the task's own: they win
@@ -590,7 +628,7 @@ def main():
             emit(index=index, passed=False, down=server.down)
             continue
         try:
-            outcome = timed(lambda: run_check(check, dict(base)), limit)
+            outcome = timed(lambda: run_check(check, dict(base), server), limit)
         except Unavailable:
             outcome = {"passed": False, "down": server.down}
         except BaseException as exc:

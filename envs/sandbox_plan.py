@@ -25,7 +25,8 @@ DATA_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/work", 
              "/media", "/mnt")  # fmt: skip
 # Never hidden, nor anything that holds them: the child's interpreter needs them.
 SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys")
-NAMESPACES = ("-n", "-m", "-p", "-f", "--kill-child", "--mount-proc")
+# -i: its own System V IPC, so shared memory it makes neither outlives it nor reaches another run
+NAMESPACES = ("-n", "-m", "-i", "-p", "-f", "--kill-child", "--mount-proc")
 DISK_BYTES = 64 * 2**20  # all the code may write, with a mount namespace (a tmpfs of this size)
 
 # Runs in the child as whoever started it (root inside the namespaces, or the owner of a user
@@ -144,7 +145,8 @@ def candidate_plans() -> Iterator[Plan]:
     """Every plan worth probing, strongest first: drop to nobody when we are root, all the
     namespaces, then the network one alone, then none."""
     root = os.geteuid() == 0
-    hidden = tuple(hidden_paths([*DATA_DIRS, tempfile.gettempdir(), sys.prefix, os.getcwd()]))
+    places = [*DATA_DIRS, *_top_level_dirs(), tempfile.gettempdir(), sys.prefix, os.getcwd()]
+    hidden = tuple(hidden_paths(places))
     if root:
         prefixes = [("unshare", *NAMESPACES), ("unshare", "-n"), ()]
     else:  # a user namespace, keeping its capabilities for the launcher's mounts only
@@ -165,6 +167,17 @@ def hidden_paths(paths: Sequence[str]) -> list[str]:
         if not holds_system and not any(_within(path, k) for k in kept):
             kept.append(path)
     return kept
+
+
+def _top_level_dirs() -> list[str]:
+    """Every real directory at / that is not a system one (`/farm`, `/old_root`, `/var`, ...):
+    a machine may keep data anywhere, so all of them are hidden, not only the usual places."""
+    try:
+        entries = list(os.scandir("/"))
+    except OSError:
+        return []
+    found = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    return [path for path in found if path not in SYSTEM_DIRS]
 
 
 def _within(path: str, folder: str) -> bool:

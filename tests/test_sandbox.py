@@ -5,6 +5,7 @@ bounded disk use."""
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import socket
 import sys
@@ -260,6 +261,17 @@ def test_a_file_of_ours_cannot_be_read(tmp_path: Path) -> None:
     tests.write_text('{"test": "assert f(1) == 2"}\n')
     tests.chmod(0o644)
     assert _read_attempts([str(tests)]) == [f"refused FileNotFoundError {tests}"]
+
+
+@pytest.mark.skipif(not sandbox.sandbox_plan().isolates_files, reason="no mount namespace")
+def test_every_directory_at_the_root_but_the_systems_is_empty() -> None:
+    # a machine may keep data anywhere (/farm, /old_root, /var, ...), not only the usual places
+    tops = sorted(e.path for e in os.scandir("/") if e.is_dir(follow_symlinks=False))
+    code = f"import json, os\nprint(json.dumps({{d: os.listdir(d) for d in {tops!r}}}))"
+    seen = json.loads(run_python(code, timeout_s=10).stdout)
+    full = {d for d, names in seen.items() if names}
+    assert full <= {"/usr", "/etc", "/proc", "/dev", "/sys", "/tmp"}
+    assert seen["/tmp"] == ["sandbox"]  # its own working directory, nothing of ours
 
 
 def test_a_concurrent_sandbox_is_out_of_sight() -> None:
