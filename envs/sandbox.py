@@ -13,8 +13,8 @@ What holds the child (see `sandbox_plan` for what this machine allows; a warning
 - an empty network namespace;
 - a mount namespace where empty tmpfs cover every place our data can live (/tmp, /root,
   /home, /work, the venv, our cwd, ...): it sees the system, and its own directory only;
-- when we are root: the user `nobody`, so it cannot write our files and RLIMIT_NPROC binds
-  (the kernel exempts root from it);
+- when we are root: an unprivileged uid of its own (not even shared with other sandboxes), so it
+  cannot write our files and RLIMIT_NPROC binds (the kernel exempts root from it);
 - a throw-away working directory as HOME and cwd, removed afterwards (with the mount namespace,
   a small tmpfs: disk use is bounded in total, not only per file);
 - an environment built from scratch (PATH, LANG, PYTHONHASHSEED, HOME): no API keys pass.
@@ -28,7 +28,9 @@ privileges.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import itertools
 import math
 import os
 import shutil
@@ -36,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -44,7 +47,12 @@ from typing import IO
 
 from envs.sandbox_plan import Limits, Plan, candidate_plans, command, hidden_paths
 
-MAX_PROCESSES = 64  # per uid, so shared by concurrent sandboxes
+MAX_PROCESSES = 64  # per uid: each sandbox runs as a uid of its own (see _own_uid)
+# Unprivileged uids for the children, one per sandbox so a fork bomb in one cannot take the
+# process count of another (RLIMIT_NPROC is per uid); no account on a normal system uses them.
+SANDBOX_UIDS = range(2_000_000, 2_000_000 + 65_536)
+_uids = itertools.count()
+_uids_lock = threading.Lock()
 MAX_FILE_BYTES = 16 * 2**20  # also bounds what the child can write to stdout and stderr
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 INSIDE = "/tmp/sandbox"  # the child's working directory, when it has a mount namespace
@@ -61,7 +69,7 @@ class SandboxResult:
     duration_s: float
     reason: str
     network_isolated: bool  # ran in an empty network namespace
-    unprivileged: bool  # ran as nobody (we were root)
+    unprivileged: bool  # ran as an unprivileged uid (we were root)
     filesystem_isolated: bool = False  # saw only the system, not our files (mount namespace)
 
     @property
@@ -120,6 +128,9 @@ class Sandboxed:
             msg = f"bad sandbox limits: timeout_s={timeout_s} (> 0), memory_mb={memory_mb} (>= 64)"
             raise ValueError(msg)
         self.plan = sandbox_plan()
+        plan = self.plan
+        if plan.uid >= 0:  # instead of nobody itself, an unprivileged uid of its own
+            plan = dataclasses.replace(plan, uid=_own_uid())
         cpu = cpu_s if cpu_s is not None else math.ceil(timeout_s) + 1
         limits = Limits(memory_mb * 2**20, cpu, MAX_FILE_BYTES, MAX_PROCESSES)
         hidden = hidden_paths([*self.plan.hidden, *hide]) if self.plan.isolates_files else ()
@@ -128,7 +139,7 @@ class Sandboxed:
         with self._stack:
             self._workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
             self._stack.callback(shutil.rmtree, self._workdir, ignore_errors=True)
-            _write_code(self._workdir, source, self.plan.uid)
+            _write_code(self._workdir, source, plan.uid)
             self._files = [
                 self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (kept open)
                 for _ in range(3)
@@ -136,7 +147,7 @@ class Sandboxed:
             self._files[0].write(stdin.encode("utf-8"))
             self._files[0].seek(0)
             self._start = time.monotonic()
-            self._proc, self._status = _start(self.plan, limits, hidden, self._workdir,
+            self._proc, self._status = _start(plan, limits, hidden, self._workdir,
                                               self._files, pass_fds)  # fmt: skip
             self._stack.callback(os.close, self._status)
             self._stack.callback(self._kill)
@@ -176,12 +187,17 @@ class Sandboxed:
         return self._proc.wait()
 
 
+def _own_uid() -> int:
+    with _uids_lock:
+        return SANDBOX_UIDS[next(_uids) % len(SANDBOX_UIDS)]
+
+
 def _write_code(workdir: str, source: str, uid: int) -> None:
     path = os.path.join(workdir, "main.py")
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
     if uid >= 0:
-        # subtle: the child runs as nobody; it may write only here (HOME and cwd).
+        # subtle: the child runs unprivileged; it may write only here (HOME and cwd).
         os.chown(workdir, uid, uid)
         os.chown(path, uid, uid)
 

@@ -212,6 +212,22 @@ def test_a_fork_bomb_is_held_by_the_process_limit() -> None:
     assert int(result.stdout.split()[1]) < 64
 
 
+def test_a_fork_bomb_does_not_stop_a_concurrent_sandbox() -> None:
+    # each sandbox has a uid of its own, so the bomb's process count is its own: another
+    # sandbox can still fork
+    bomb = "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+    bomb += "        time.sleep(0.01)\n"
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run_python, bomb, timeout_s=4)
+        time.sleep(1.5)  # the bomb is at its limit by now
+        fork = "import os\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\nprint({})"
+        others = [run_python(fork.format(i), timeout_s=5) for i in range(3)]
+        assert running.result().timed_out
+    if not running.result().unprivileged:
+        pytest.skip("not root: every sandbox runs as our own user")
+    assert [(r.returncode, r.stdout) for r in others] == [(0, f"{i}\n") for i in range(3)]
+
+
 def test_concurrent_runs_do_not_mix() -> None:
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda i: run_python(f"print({i} * {i})"), range(8)))
