@@ -56,6 +56,7 @@ class CheckRun:
 
 
 GRACE_S = 1.0  # how long the checks wait past a time limit for the code's own timer to answer
+MAX_EVENTS = 8 * 2**20  # what we read of the checks' results (a few KiB each at most)
 
 
 def run_checks(  # noqa: PLR0913
@@ -66,41 +67,44 @@ def run_checks(  # noqa: PLR0913
     memory_mb: int = 512,
     hide: Sequence[str] = (),
     helpers: str = "",
+    entry_points: Sequence[str] = (),
 ) -> CheckRun:
     """Load `code` once, then run every check against it: the code in one sandboxed process,
     the checks in another that decides each verdict (see envs/harness.py). `hide`: more
     directories neither may see (where the tests came from, say). `helpers`: the task's own
     code (functions the tests call besides the one asked for), run in the checking process;
-    its names win over the candidate's."""
+    its names win over the candidate's. `entry_points`: the names the task asks the code to
+    define; the checks take them from the code even when one is named like a builtin or a
+    standard module (other such names never hide those)."""
     timeout = (per_check_s + GRACE_S) * (len(checks) + 1) + 2
-    requests_r, requests_w = os.pipe()
-    replies_r, replies_w = os.pipe()
-    pipes = [requests_r, requests_w, replies_r, replies_w]
-    wiring = {"requests": requests_r, "replies": replies_w}
+    requests_read, requests_write = os.pipe()  # the checks ask...
+    answers_read, answers_write = os.pipe()  # ...and the code answers
+    pipes = [requests_read, requests_write, answers_read, answers_write]
     given = {"checks": [_as_json(c) for c in checks], "limit": per_check_s, "grace": GRACE_S}
-    given |= {"helpers": helpers, "requests": requests_w, "replies": replies_r}
+    given |= {"helpers": helpers, "entry_points": list(entry_points)}
+    given |= {"read_fd": answers_read, "write_fd": requests_write}
+    code_given = {"code": code, "limit": per_check_s}
+    code_given |= {"read_fd": requests_read, "write_fd": answers_write}
     try:
         with contextlib.ExitStack() as stack:
             tester = stack.enter_context(Sandboxed(
                 TESTER, stdin=json.dumps(given) + "\n", timeout_s=timeout,
-                memory_mb=memory_mb, hide=hide, pass_fds=[requests_w, replies_r],
+                memory_mb=memory_mb, hide=hide, pass_fds=[answers_read, requests_write],
             ))  # fmt: skip
             server = stack.enter_context(Sandboxed(
-                SERVER, stdin=json.dumps({"code": code, "limit": per_check_s} | wiring) + "\n",
-                timeout_s=timeout + GRACE_S, memory_mb=memory_mb, hide=hide,
-                pass_fds=[requests_r, replies_w],
+                SERVER, stdin=json.dumps(code_given) + "\n", timeout_s=timeout + GRACE_S,
+                memory_mb=memory_mb, hide=hide, pass_fds=[requests_read, answers_write],
             ))  # fmt: skip
-            for fd in pipes:  # now only they hold the pipes: an end closes when one ends
-                os.close(fd)
-            pipes = []
-            checked = tester.finish()
+            while pipes:  # now only they hold the pipes: an end closes when one ends
+                os.close(pipes.pop())
+            checked = tester.finish(max_output=MAX_EVENTS)
             events = _events(checked.stdout)
-            # it ended first when the checks saw it go; otherwise it is no longer needed
-            lost = any("down" in e or "load_lost" in e for e in events)
+            # when the checks saw it end, let it finish saying why; otherwise it is not needed
+            lost = any(e.get("down") == "lost" or "load_lost" in e for e in events)
             ran = server.finish(within_s=GRACE_S if lost else 0)
     finally:
-        for fd in pipes:
-            os.close(fd)
+        while pipes:
+            os.close(pipes.pop())
     return _collect(checks, events, checked, ran)
 
 
@@ -166,10 +170,12 @@ def assert_checks(tests: Sequence[str]) -> list[Check]:
 
 
 def task_helpers(prompt: str, entry_point: str) -> str:
-    """The prompt's own code besides the function asked for: its imports and other functions
-    (HumanEval/32 gives `poly` and asks for `find_zero`; its tests call `poly`). Passed to
-    `run_checks` as `helpers`, so the candidate cannot redefine what the tests rely on, nor put
-    an object of its own in place of a module they use. Empty when the prompt is not Python.
+    """The prompt's own code the tests may rely on: its imports and its finished functions
+    besides the one asked for (HumanEval/32 gives `poly` and asks for `find_zero`; its tests
+    call `poly`). Passed to `run_checks` as `helpers`, so the candidate cannot redefine them,
+    nor put an object of its own in place of a module the tests use. Classes stay the code's
+    (tests build its objects), and so do stubs the code is meant to fill in. Empty when the
+    prompt is not Python.
 
         >>> task_helpers("import math\\ndef f(x):\\n    return x\\ndef g(x):\\n    ...", "g")
         'import math\\ndef f(x):\\n    return x'
@@ -181,9 +187,19 @@ def task_helpers(prompt: str, entry_point: str) -> str:
     kept = [
         node
         for node in body
-        if not (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == entry_point)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        or (isinstance(node, ast.FunctionDef) and node.name != entry_point and not _stub(node))
     ]
     return "\n".join(ast.get_source_segment(prompt, node) or ast.unparse(node) for node in kept)
+
+
+def _stub(function: ast.FunctionDef) -> bool:
+    """A body of only a docstring, `pass` or `...`: for the code to write."""
+    return all(
+        isinstance(node, ast.Pass)
+        or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        for node in function.body
+    )
 
 
 def _assert_check(node: ast.Assert, segment: str, test: str, setup: str) -> Check:
@@ -237,9 +253,12 @@ def _load_error(
     for event in events:
         if isinstance(event.get("load_error"), str):
             return str(event["load_error"])
+        if event.get("load_lost") == "Garbled":
+            return "the code's process sent something that is not an answer while loading"
         if "load_lost" in event:
-            how = "exited" if ran.reason == "ok" else f"was stopped ({ran.reason})"
-            return f"the code's process {how} while the code was loading" + _stderr_tail(ran)
+            return f"the code's process {_ended(ran)} while the code was loading" + _stderr_tail(
+                ran
+            )
     if any("loaded" in event for event in events):
         return None
     return f"the checks were stopped ({checked.reason}) while the code was loading"

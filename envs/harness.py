@@ -12,12 +12,15 @@ candidate's process holds no test, no expected value and no way to report a pass
 can do is answer falsely or not at all, which fails the check.
 
 Values cross the pipe by value only when they are plain built-in data: None, bool, int, float,
-complex, str, bytes, and lists, tuples, dicts, sets and frozensets of them, each of exactly that
-type (a subclass of int is not an int here). Anything else - a function, an instance of the
-code's own class, a generator - stays in SERVER and crosses as a handle. TESTER compares values
-with its own `==`; a handle is equal only to itself, and `in` on one iterates it, so the code's
-own `__eq__` or `__contains__` never sees an expected value. A list the code changed in place
-comes back changed.
+complex, str, bytes, and lists, tuples, dicts, sets and frozensets of them. An instance of a
+subclass of one (a Counter, a namedtuple, an IntEnum, an int whose `__eq__` says yes to
+everything) crosses as its plain content, read with the base type's own methods, and arrives as
+the plain type. Anything else - a function, an instance of the code's own class, a generator -
+stays in SERVER and crosses as a handle. TESTER compares with its own `==`: a plain value is
+never equal to a handle, two handles cannot be compared (the code decides which object each
+answer is), and `in` on a handle takes all of it first. So the code's own `__eq__` or
+`__contains__` never sees an expected value. A list the code changed in place comes back
+changed.
 
 Both programs use only the standard library: they run under whatever Python the sandbox has.
 
@@ -53,25 +56,32 @@ class Garbled(Exception):
 
 
 def encode(value, handle, depth=0):
-    kind = type(value)
-    if value is None or kind is bool or kind is str or kind is float:
-        return value
-    if kind is int:
-        return value if -(2**53) < value < 2**53 else {"i": hex(value)}
+    "Plain data as itself; anything else as `handle(value)`."
+    # A subclass of a plain type (Counter, namedtuple, an IntEnum) goes as its plain content,
+    # read with the base type's own methods: the other side rebuilds the plain type.
+    if value is None or isinstance(value, bool):
+        return bool(value) if value is not None else None
+    if isinstance(value, int):
+        number = int.__int__(value)
+        return number if -(2**53) < number < 2**53 else {"i": hex(number)}
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
     if depth > MAX_DEPTH:
         raise ValueError("a value nested more than %d deep" % MAX_DEPTH)
-    if kind is list:
-        return [encode(v, handle, depth + 1) for v in value]
-    if kind in (tuple, set, frozenset):
-        tag = {tuple: "t", set: "s", frozenset: "f"}[kind]
-        return {tag: [encode(v, handle, depth + 1) for v in value]}
-    if kind is dict:
-        return {"d": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
-                      for k, v in value.items()]}
-    if kind is bytes:
-        return {"b": value.hex()}
-    if kind is complex:
-        return {"c": [value.real, value.imag]}
+    inner = lambda items: [encode(v, handle, depth + 1) for v in items]
+    if isinstance(value, list):
+        return inner(list.__iter__(value))
+    for kind, tag in ((tuple, "t"), (set, "s"), (frozenset, "f")):
+        if isinstance(value, kind):
+            return {tag: inner(kind.__iter__(value))}
+    if isinstance(value, dict):
+        return {"d": [inner(pair) for pair in dict.items(value)]}
+    if isinstance(value, bytes):
+        return {"b": bytes.hex(value)}
+    if isinstance(value, complex):
+        return {"c": [complex.real.__get__(value), complex.imag.__get__(value)]}
     return handle(value)
 
 
@@ -154,7 +164,7 @@ class Channel:
             self.buffer += chunk
 """
 
-# The candidate's process. Its first stdin line: {"code", "limit", "requests", "replies"}.
+# The candidate's process. Its first stdin line: {"code", "limit", "read_fd", "write_fd"}.
 SERVER = (
     CODEC
     + r"""
@@ -222,7 +232,9 @@ def names(namespace, objects):
         else:
             try:
                 found[name] = {"value": encode(value, objects.handle)}
-            except (ValueError, RecursionError):  # nested too deep: it stays here
+                if len(json.dumps(found[name])) > MAX_LINE // 16:
+                    raise ValueError("large: it stays here")
+            except (ValueError, RecursionError):  # too large or too deep: it stays here
                 found[name] = {"value": objects.handle(value)}
     return found
 
@@ -241,23 +253,30 @@ OPERATIONS = {
 
 
 def serve(request, objects):
-    "One request: run it under its time limit, with its prints captured."
-    find = objects.find
+    "One request, all of it under one time limit, with its prints captured."
+    find, op = objects.find, request["op"]
     target = decode(request["target"], find)
     args = decode(request.get("args", []), find)
     kwargs = decode(request.get("kwargs", {"d": []}), find)
-    if request["op"] == "call":
-        args = [args, kwargs]
-    printed = Capped()
     answer = {"id": request["id"]}
+
+    def work():
+        if op == "call":
+            value = target(*args, **kwargs)
+            answer["changed"] = changed(request, args, kwargs, objects)
+        else:
+            value = OPERATIONS[op](target, *args)
+        answer["value"] = encode(value, objects.handle)
+
+    printed = Capped()
     try:
         with contextlib.redirect_stdout(printed):
-            value = timed(lambda: OPERATIONS[request["op"]](target, *args), request["limit"])
-            answer["value"] = timed(lambda: encode(value, objects.handle), request["limit"])
-            if request["op"] == "call":
-                answer["changed"] = changed(request, args[0], args[1], objects)
-    except StopIteration:
-        answer["stop"] = True
+            timed(work, request["limit"])
+    except StopIteration as exc:
+        if op == "next":
+            answer["stop"] = True
+        else:  # from a call, it is an error like any other (it must not end the tests' loops)
+            answer.update(raised="StopIteration", error=describe(exc))
     except CallTimeout:
         answer["timeout"] = True
     except BaseException as exc:
@@ -271,8 +290,8 @@ def changed(request, args, kwargs, objects):
     "The arguments the call changed in place (a list it sorted), as they are now."
     found = []
     named = request.get("kwargs", {"d": []})["d"]
-    for where, sent, now in [*zip(range(len(args)), request["args"], args),
-                             *((k, s, kwargs[k]) for (k, s) in named)]:
+    for where, (sent, now) in [*enumerate(zip(request["args"], args)),
+                               *((k, (s, kwargs[k])) for (k, s) in named)]:
         if type(now) in (list, dict, set):
             after = encode(now, objects.handle)
             if after != sent:
@@ -280,38 +299,50 @@ def changed(request, args, kwargs, objects):
     return found
 
 
+def reply(channel, answer):
+    "Send an answer; one too large to read becomes an error the checks can show."
+    line = json.dumps(answer)
+    if len(line) >= MAX_LINE:
+        answer = {"id": answer.get("id"), "raised": "ValueError", "printed": "",
+                  "error": "ValueError: the answer is too large to check (%d MiB; at most %d)"
+                           % (len(line) >> 20, MAX_LINE >> 20)}
+    channel.send(answer)
+
+
 def main():
     given = json.loads(sys.stdin.readline())
-    channel = Channel(given["requests"], given["replies"])
+    channel = Channel(given["read_fd"], given["write_fd"])
     signal.signal(signal.SIGALRM, on_alarm)
     objects = Objects()
     try:
-        namespace = load(given["code"], given["limit"])
-        channel.send({"loaded": names(namespace, objects)})
-    except CallTimeout:
-        channel.send({"load_error": "timed out after %g s" % given["limit"]})
-        return
-    except BaseException as exc:
-        channel.send({"load_error": describe(exc)})
-        return
-    while True:
         try:
+            namespace = load(given["code"], given["limit"])
+            reply(channel, {"loaded": names(namespace, objects)})
+        except CallTimeout:
+            channel.send({"load_error": "timed out after %g s" % given["limit"]})
+            return
+        except (Lost, Garbled):
+            return
+        except BaseException as exc:
+            channel.send({"load_error": describe(exc)})
+            return
+        while True:
             request = channel.receive()
             try:
                 answer = serve(request, objects)
             except (KeyError, TypeError, ValueError, Garbled) as exc:
                 answer = {"id": request.get("id"), "raised": "Exception", "error": repr(exc)}
-            channel.send(answer)
-        except (Lost, Garbled):
-            return
+            reply(channel, answer)
+    except (Lost, Garbled):
+        return  # the checks are done, or sent garbage: nothing more to do
 
 
 main()
 """
 )
 
-# The checking process. Its first stdin line: {"checks", "limit", "helpers", "requests",
-# "replies", "grace"}; it writes one JSON line per event to its stdout.
+# The checking process. Its first stdin line: {"checks", "limit", "grace", "helpers",
+# "entry_points", "read_fd", "write_fd"}; it writes one JSON line per event to its stdout.
 TESTER = (
     CODEC
     + r"""
@@ -405,20 +436,33 @@ class Server:
     def outcome(self, op, answer):
         if answer.get("timeout"):
             raise CheckTimeout
-        if answer.get("stop") and op == "next":
-            raise StopIteration
+        if answer.get("stop"):
+            if op == "next":
+                raise StopIteration
+            answer = {"raised": "StopIteration", "error": "StopIteration"}
         if "raised" in answer:
-            name = str(answer["raised"])
-            kind = getattr(builtins, name, None) if name not in NOT_MAPPED else None
-            exc_type = kind if isinstance(kind, type) and issubclass(kind, Exception) else CodeError
-            exc = exc_type(str(answer.get("error", "")))
-            exc.from_code = str(answer.get("error", ""))
-            raise exc
+            raise self.rebuilt(str(answer["raised"]), str(answer.get("error", "")))
+        if "value" not in answer:
+            self.down = "garbled"
+            raise Unavailable("garbled")
         try:
-            return decode(answer.get("value"), self.handle)
+            return decode(answer["value"], self.handle)
         except (Garbled, ValueError, RecursionError):
             self.down = "garbled"
             raise Unavailable("garbled") from None
+
+    def rebuilt(self, name, text):
+        "The code's exception, as one of Python's own types when it is one (`except ValueError`)."
+        kind = getattr(builtins, name, None) if name not in NOT_MAPPED else None
+        exc_type = kind if isinstance(kind, type) and issubclass(kind, Exception) else CodeError
+        for base in exc_type.__mro__:  # UnicodeDecodeError wants five arguments: UnicodeError
+            try:
+                exc = base(text)
+                break
+            except Exception:
+                continue
+        exc.from_code = text
+        return exc
 
     def sent(self, value):
         if isinstance(value, Handle):
@@ -512,7 +556,7 @@ def describe(exc, limit):
         return "timed out after %g s" % limit
     text = getattr(exc, "from_code", None)
     if text is not None:
-        return text
+        return short(text, 1500)
     return short("".join(traceback.format_exception_only(type(exc), exc)).strip(), 1500)
 
 
@@ -570,26 +614,28 @@ def holds_handle(value, depth=0):
         return True
     if depth > MAX_DEPTH:
         return False
-    items = value.items() if type(value) is dict else value
-    if type(value) in (list, tuple, set, frozenset):
-        return any(holds_handle(v, depth + 1) for v in items)
-    if type(value) is dict:
-        return any(holds_handle(k, depth + 1) or holds_handle(v, depth + 1) for k, v in items)
+    if isinstance(value, dict):
+        return any(holds_handle(k, depth + 1) or holds_handle(v, depth + 1)
+                   for k, v in dict.items(value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(holds_handle(v, depth + 1) for v in value)
     return False
 
 
-def namespace(loaded, server, helpers):
+def namespace(loaded, server, helpers, entry_points):
     "The names the code defined, as the checks see them."
     found = {"__name__": "checks"}
     for name, entry in loaded.items():
-        if name.startswith("__") or name in builtins.__dict__:
+        if name in entry_points and not name.startswith("__"):
+            pass  # what the task asks for is the code's, even when named like a builtin
+        elif name.startswith("__") or name in builtins.__dict__:
             continue  # the checks keep Python's own `isinstance`, `abs`, `__builtins__`, ...
         if "module" in entry:
             module = str(entry["module"])
             # only a standard module under its own name: `math` cannot stand for another one
             if module.split(".")[0] in sys.stdlib_module_names and module.split(".")[-1] == name:
                 found[name] = importlib.import_module(module)
-        elif name in sys.stdlib_module_names:
+        elif name in sys.stdlib_module_names and name not in entry_points:
             continue  # nor can an object of the code
         else:
             found[name] = decode(entry["value"], server.handle)
@@ -604,7 +650,7 @@ def main():
     os.dup2(null, 1)  # what the tests print is not an event
     emit = lambda **fields: os.write(out, (json.dumps(fields) + "\n").encode())
     limit, grace = given["limit"], given["grace"]
-    server = Server(Channel(given["replies"], given["requests"]), grace)
+    server = Server(Channel(given["read_fd"], given["write_fd"]), grace)
     try:
         first = server.channel.receive(limit + grace)
     except (Lost, Garbled) as exc:
@@ -618,7 +664,8 @@ def main():
         return
     signal.signal(signal.SIGALRM, on_alarm)
     try:
-        base = timed(lambda: namespace(first["loaded"], server, given["helpers"]), limit)
+        loaded, helpers, entry_points = first["loaded"], given["helpers"], given["entry_points"]
+        base = timed(lambda: namespace(loaded, server, helpers, entry_points), limit)
     except BaseException as exc:
         emit(load_error="the checks could not start: " + describe(exc, limit))
         return

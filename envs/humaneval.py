@@ -123,6 +123,7 @@ class HumanEvalEnv:
             run = run_checks(
                 reference, found, per_check_s=seconds, memory_mb=self.memory_mb,
                 helpers=task_helpers(problem.prompt, problem.entry_point),
+                entry_points=[problem.entry_point],
             )  # fmt: skip
             trouble = _machine_trouble(run)
             if trouble is None:
@@ -145,8 +146,9 @@ class HumanEvalEnv:
             return Score(0.0, False, text)
         helpers = task_helpers(problem.prompt, problem.entry_point)
         run = run_checks(
-            code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb, helpers=helpers
-        )
+            code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb,
+            helpers=helpers, entry_points=[problem.entry_point],
+        )  # fmt: skip
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run))
         if not examples:
@@ -168,7 +170,7 @@ class HumanEvalEnv:
         helpers = task_helpers(problem.prompt, problem.entry_point)
         run = run_checks(
             code, [official], per_check_s=HELD_OUT_SECONDS, memory_mb=self.memory_mb,
-            helpers=helpers,
+            helpers=helpers, entry_points=[problem.entry_point],
         )  # fmt: skip
         if run.load_error is None and run.results[0].passed:
             return Score(1.0, True, "passed the official tests")

@@ -104,6 +104,7 @@ class JsonlEnv:
         run = run_checks(
             code, checks, per_check_s=self.test_seconds, memory_mb=self.memory_mb, hide=hide,
             helpers=task_helpers(item.prompt, item.entry_point),
+            entry_points=[item.entry_point],
         )  # fmt: skip
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run, noun))

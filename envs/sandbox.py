@@ -33,6 +33,7 @@ import functools
 import itertools
 import math
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -45,13 +46,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from envs.sandbox_plan import Limits, Plan, candidate_plans, command, hidden_paths
+from envs.sandbox_plan import (
+    SANDBOX_UIDS,
+    Limits,
+    Plan,
+    candidate_plans,
+    command,
+    hidden_paths,
+)
 
-MAX_PROCESSES = 64  # per uid: each sandbox runs as a uid of its own (see _own_uid)
-# Unprivileged uids for the children, one per sandbox so a fork bomb in one cannot take the
-# process count of another (RLIMIT_NPROC is per uid); no account on a normal system uses them.
-SANDBOX_UIDS = range(2_000_000, 2_000_000 + 65_536)
-_uids = itertools.count()
+MAX_PROCESSES = 64  # per uid: each sandbox runs as a uid of its own where it can (SANDBOX_UIDS)
+# where in SANDBOX_UIDS to start: two runs on one machine do not share their uids
+_uids = itertools.count(secrets.randbelow(len(SANDBOX_UIDS)))
 _uids_lock = threading.Lock()
 MAX_FILE_BYTES = 16 * 2**20  # also bounds what the child can write to stdout and stderr
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -129,19 +135,21 @@ class Sandboxed:
             raise ValueError(msg)
         self.plan = sandbox_plan()
         plan = self.plan
-        if plan.uid >= 0:  # instead of nobody itself, an unprivileged uid of its own
+        if plan.uid == SANDBOX_UIDS.start:  # the probe ran as the first; this one gets its own
             plan = dataclasses.replace(plan, uid=_own_uid())
         cpu = cpu_s if cpu_s is not None else math.ceil(timeout_s) + 1
         limits = Limits(memory_mb * 2**20, cpu, MAX_FILE_BYTES, MAX_PROCESSES)
         hidden = hidden_paths([*self.plan.hidden, *hide]) if self.plan.isolates_files else ()
         self.timeout_s = timeout_s
-        self._stack = contextlib.ExitStack()
-        with self._stack:
+        # What to undo, last first: kill the child, close its files, remove its directory. If
+        # starting fails half way, the `with` undoes what was done; otherwise we keep it all
+        # until the caller leaves its own `with`.
+        with contextlib.ExitStack() as undo:
             self._workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
-            self._stack.callback(shutil.rmtree, self._workdir, ignore_errors=True)
+            undo.callback(shutil.rmtree, self._workdir, ignore_errors=True)
             _write_code(self._workdir, source, plan.uid)
             self._files = [
-                self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (kept open)
+                undo.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (kept open)
                 for _ in range(3)
             ]
             self._files[0].write(stdin.encode("utf-8"))
@@ -149,15 +157,15 @@ class Sandboxed:
             self._start = time.monotonic()
             self._proc, self._status = _start(plan, limits, hidden, self._workdir,
                                               self._files, pass_fds)  # fmt: skip
-            self._stack.callback(os.close, self._status)
-            self._stack.callback(self._kill)
-            self._stack = self._stack.pop_all()  # keep them until we are closed
+            undo.callback(os.close, self._status)
+            undo.callback(self._kill)
+            self._undo = undo.pop_all()
 
     def __enter__(self) -> Sandboxed:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stack.close()
+        self._undo.close()
 
     def finish(self, *, within_s: float | None = None, max_output: int = 64_000) -> SandboxResult:
         """Wait until the child exits or its time is up (or `within_s` more seconds, if that is

@@ -20,11 +20,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 NOBODY = 65534  # uid and gid of nobody / nogroup
+# Unprivileged uids, one per sandbox so a fork bomb in one cannot take the process count of
+# another (RLIMIT_NPROC is per uid); no account on a normal system uses them. A machine that
+# maps fewer uids (a container's user namespace) gets nobody instead.
+SANDBOX_UIDS = range(2_000_000, 2_000_000 + 65_536)
 # Where our data can live; each is covered by an empty tmpfs in the child's mount namespace.
 DATA_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/work", "/opt", "/srv",
              "/media", "/mnt")  # fmt: skip
 # Never hidden, nor anything that holds them: the child's interpreter needs them.
-SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys", "/nix", "/gnu",
+               "/snap")  # fmt: skip
 # -i: its own System V IPC, so shared memory it makes neither outlives it nor reaches another run
 NAMESPACES = ("-n", "-m", "-i", "-p", "-f", "--kill-child", "--mount-proc")
 DISK_BYTES = 64 * 2**20  # all the code may write, with a mount namespace (a tmpfs of this size)
@@ -84,7 +89,7 @@ class Limits:
     address_space: int  # bytes
     cpu_s: int
     file_bytes: int
-    processes: int  # per uid, so shared by concurrent sandboxes
+    processes: int  # per uid (each sandbox has its own, where the machine maps enough uids)
     disk_bytes: int = DISK_BYTES  # its working directory's size; only with a mount namespace
 
     def __post_init__(self) -> None:
@@ -142,7 +147,8 @@ def command(
 
 
 def candidate_plans() -> Iterator[Plan]:
-    """Every plan worth probing, strongest first: drop to nobody when we are root, all the
+    """Every plan worth probing, strongest first: drop to an unprivileged uid of its own (or to
+    nobody, where the machine maps too few uids) when we are root, all the
     namespaces, then the network one alone, then none."""
     root = os.geteuid() == 0
     places = [*DATA_DIRS, *_top_level_dirs(), tempfile.gettempdir(), sys.prefix, os.getcwd()]
@@ -151,7 +157,7 @@ def candidate_plans() -> Iterator[Plan]:
         prefixes = [("unshare", *NAMESPACES), ("unshare", "-n"), ()]
     else:  # a user namespace, keeping its capabilities for the launcher's mounts only
         prefixes = [("unshare", "-c", "--keep-caps", *NAMESPACES), ("unshare", "-rn"), ()]
-    for uid in [NOBODY, -1] if root else [-1]:
+    for uid in [SANDBOX_UIDS.start, NOBODY, -1] if root else [-1]:
         for prefix in prefixes:
             for python in _pythons():
                 yield Plan(prefix, python, uid, hidden if "-m" in prefix else ())

@@ -99,7 +99,11 @@ class RunFolder:
         """Refuse, before anything is written, a folder (or a record in it) we may not write:
         a run that found out half way would stop with a traceback, the folder changed."""
         # the folder, or the nearest one above it that exists: where it would be made
-        folder = next(p for p in [self.path, *self.path.parents] if p.exists())
+        try:
+            folder = next(p for p in [self.path, *self.path.parents] if p.exists())
+        except OSError as exc:  # a folder above it we may not look into
+            msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
+            raise UsageError(msg) from None
         if not folder.is_dir():
             why = f"{folder} is not a folder"
         else:

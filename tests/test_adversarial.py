@@ -113,7 +113,7 @@ CASES = [
         "fork-bomb",
         "while True:\n    os.fork()\n\ndef add(a, b):\n    return a + b\n",
         r"failed before any (hidden )?test could run:\n.*BlockingIOError",
-        needs=("nobody",),
+        needs=("unprivileged",),
     ),
     Hostile(
         "memory-bomb",
@@ -309,7 +309,8 @@ CASES = [
     Hostile(
         "os-exit-0-while-loading",
         "os._exit(0)\n\ndef add(a, b):\n    return None\n",
-        r"failed before any (hidden )?test could run:\n.*exited while the code was loading",
+        r"failed before any (hidden )?test could run:\n.*exited with code 0 while the code was "
+        r"loading",
     ),
     Hostile(
         "os-exit-0-in-a-test",
@@ -334,7 +335,8 @@ CASES = [
         def add(a, b):
             return None
         """,
-        r"0 of 2 (hidden )?tests passed.*`assert add\(1, 2\) == 3` failed: expected 3, got None",
+        # its own process breaks (builtins.bool is no type now); the checks' process is whole
+        r"failed before any (hidden )?test could run:\n.*TypeError: isinstance\(\) arg 2",
     ),
     Hostile(
         # a check that is not `A == B` runs as statements, with the candidate's builtins
@@ -391,7 +393,7 @@ CASES = [
         def add(a, b):
             return Always(0)
         """,
-        r"got 0 \(of type Always: not plain data, so compared by identity\)",
+        r"`assert add\(1, 2\) == 3` failed: expected 3, got 0$",  # it crosses as a plain int
     ),
 ]
 
@@ -400,17 +402,13 @@ class FakedPass(AssertionError):
     """The hostile candidate passed the held-out tests."""
 
 
-def _params() -> list[object]:
-    return [pytest.param(case, id=case.name) for case in CASES]
-
-
 def _missing_layers(needs: tuple[str, ...]) -> list[str]:
     plan = sandbox_plan()
     have = {
         "network": plan.isolates_network,
         "files": plan.isolates_files,
         "pid": "-p" in plan.prefix,
-        "nobody": plan.uid >= 0,
+        "unprivileged": plan.uid >= 0,
     }
     return [need for need in needs if not have[need]]
 
@@ -467,7 +465,7 @@ def listener() -> Iterator[socket.socket]:
     server.close()
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_hostile_code_fails_alone_and_harms_nothing(
     case: Hostile, tmp_path: Path, listener: socket.socket, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -128,3 +128,10 @@ def test_a_memory_store_whose_lock_cannot_be_taken(cli: list[str], tmp_path: Pat
     (store.parent / ".memory.lock").unlink()
     _lock(store.parent)
     _refused(cli, [*first, "--out", str(tmp_path / "second")], store, tmp_path)
+
+
+def test_a_run_folder_below_one_we_may_not_look_into(cli: list[str], tmp_path: Path) -> None:
+    parent = tmp_path / "runs"
+    parent.mkdir(mode=0o600)  # no x: what is inside cannot even be looked up
+    out = parent / "inner" / "out"
+    _refused(cli, [*RUN, "--strategy", "single", "--out", str(out), *FAST], out, tmp_path)

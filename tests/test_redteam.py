@@ -103,7 +103,7 @@ def _shm_keys() -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/sysvipc/shm").exists(), reason="no SysV IPC")
-@pytest.mark.skipif("-i" not in sandbox_plan().prefix, reason="no IPC namespace here")
+@pytest.mark.skipif(not sandbox_plan().isolates_files, reason="no namespaces here")
 def test_sysv_ipc_is_not_shared_between_runs_nor_left_on_the_host() -> None:
     """Each sandbox has its own IPC namespace: shared memory a candidate makes neither outlives
     it on the host nor reaches the next candidate."""
