@@ -120,17 +120,21 @@ class HumanEvalEnv:
         so count every later candidate as solved."""
         reference = problem.prompt + problem.canonical_solution
         for seconds in (EXAMPLE_SECONDS, VETTING_RETRY_SECONDS):
-            run = run_checks(
-                reference, found, per_check_s=seconds, memory_mb=self.memory_mb,
-                helpers=task_helpers(problem.prompt, problem.entry_point),
-                entry_points=[problem.entry_point],
-            )  # fmt: skip
+            run = self._run(problem, reference, found, seconds)
             trouble = _machine_trouble(run)
             if trouble is None:
                 return [r.check for r in run.results if r.passed]
         # only the reason: the reference's traceback would show its code
         msg = f"could not run the reference on the examples of {problem.task_id}: {trouble}"
         raise VettingError(msg)
+
+    def _run(self, problem: Problem, code: str, checks: list[Check], seconds: float) -> CheckRun:
+        """`code` against `checks`, with the prompt's helpers on the checks' side."""
+        return run_checks(
+            code, checks, per_check_s=seconds, memory_mb=self.memory_mb,
+            helpers=task_helpers(problem.prompt, problem.entry_point),
+            entry_points=[problem.entry_point],
+        )  # fmt: skip
 
     def score(self, task: Task, candidate: str) -> Score:
         """VISIBLE: the fraction of docstring examples passed, with what failed and why."""
@@ -144,11 +148,7 @@ class HumanEvalEnv:
         except VettingError as exc:
             text = f"The examples could not be run this time ({exc}); nothing was checked."
             return Score(0.0, False, text)
-        helpers = task_helpers(problem.prompt, problem.entry_point)
-        run = run_checks(
-            code, examples, per_check_s=EXAMPLE_SECONDS, memory_mb=self.memory_mb,
-            helpers=helpers, entry_points=[problem.entry_point],
-        )  # fmt: skip
+        run = self._run(problem, code, examples, EXAMPLE_SECONDS)
         if run.load_error is not None:
             return Score(0.0, False, render_checks(run))
         if not examples:
@@ -167,11 +167,7 @@ class HumanEvalEnv:
         except CodeExtractionError as exc:
             return Score(0.0, False, f"no usable code: {exc}")
         official = Check("official tests", f"{problem.test}\ncheck({problem.entry_point})\n")
-        helpers = task_helpers(problem.prompt, problem.entry_point)
-        run = run_checks(
-            code, [official], per_check_s=HELD_OUT_SECONDS, memory_mb=self.memory_mb,
-            helpers=helpers, entry_points=[problem.entry_point],
-        )  # fmt: skip
+        run = self._run(problem, code, [official], HELD_OUT_SECONDS)
         if run.load_error is None and run.results[0].passed:
             return Score(1.0, True, "passed the official tests")
         error = run.load_error or run.results[0].error or "failed"
