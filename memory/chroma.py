@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import sys
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self, cast
@@ -336,14 +337,20 @@ class _StoreLock:
             if held is None:
                 held = _HELD[self.path] = [_take_store(self.path), 0]
             held[1] += 1
+        # let go once: on close, when a memory nobody closed is collected, or at exit
+        self._let_go = weakref.finalize(self, _let_go, self.path)
 
     def close(self) -> None:
-        with _HELD_LOCK:
-            held = _HELD[self.path]
-            held[1] -= 1
-            if held[1] == 0:
-                held[0].close()  # closing the file releases the flock
-                del _HELD[self.path]
+        self._let_go()
+
+
+def _let_go(path: Path) -> None:
+    with _HELD_LOCK:
+        held = _HELD[path]
+        held[1] -= 1
+        if held[1] == 0:
+            held[0].close()  # closing the file releases the flock
+            del _HELD[path]
 
 
 def _take_store(path: Path) -> IO[str]:
