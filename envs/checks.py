@@ -256,9 +256,8 @@ def _load_error(
         if event.get("load_lost") == "Garbled":
             return "the code's process sent something that is not an answer while loading"
         if "load_lost" in event:
-            return f"the code's process {_ended(ran)} while the code was loading" + _stderr_tail(
-                ran
-            )
+            how = f"the code's process {_ended(ran)} while the code was loading"
+            return how + _stderr_tail(ran)
     if any("loaded" in event for event in events):
         return None
     return f"the checks were stopped ({checked.reason}) while the code was loading"

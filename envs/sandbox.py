@@ -129,11 +129,13 @@ class Sandboxed:
         stdin: str = "",
         hide: Sequence[str] = (),
         pass_fds: Sequence[int] = (),
+        plan: Plan | None = None,
     ) -> None:
+        """`plan`: how to hold it; this machine's (`sandbox_plan()`) unless probing one."""
         if timeout_s <= 0 or memory_mb < 64:
             msg = f"bad sandbox limits: timeout_s={timeout_s} (> 0), memory_mb={memory_mb} (>= 64)"
             raise ValueError(msg)
-        self.plan = sandbox_plan()
+        self.plan = plan or sandbox_plan()
         plan = self.plan
         if plan.uid == SANDBOX_UIDS.start:  # the probe ran as the first; this one gets its own
             plan = dataclasses.replace(plan, uid=_own_uid())
@@ -325,23 +327,9 @@ def sandbox_plan() -> Plan:
 
 def _works(plan: Plan) -> bool:
     probe = "import json, linecache, os, resource, signal\nprint(os.environ['HOME'] == os.getcwd())"
-    limits = Limits(512 * 2**20, 10, MAX_FILE_BYTES, MAX_PROCESSES)
-    hidden = hidden_paths(plan.hidden) if plan.isolates_files else ()
-    workdir = tempfile.mkdtemp(prefix="reflexion-sandbox-")
     try:
-        _write_code(workdir, probe, plan.uid)
-        with contextlib.ExitStack() as stack:
-            files = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
-            proc, status = _start(plan, limits, hidden, workdir, files, ())
-            stack.callback(os.close, status)  # after the wait: the launcher writes to it
-            try:
-                returncode = proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return False
-            return returncode == 0 and _read(files[1], 1000) == "True\n"
+        with Sandboxed(probe, timeout_s=10, plan=plan) as child:
+            result = child.finish(max_output=1000)
     except OSError:
         return False
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return result.ok and result.stdout == "True\n"
