@@ -1,4 +1,5 @@
-"""Tasks with a visible signal (for feedback) and a held-out one (for the reported result)."""
+"""reflexion-memory's tasks: each with a visible signal (for feedback) and a held-out one (for
+the reported result)."""
 
 from envs.registry import env_names, make_env, register_env
 

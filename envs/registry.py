@@ -6,18 +6,22 @@
     'quadratic'
 
 A spec may carry an argument after a colon (`jsonl:tasks.jsonl`); it is passed to the factory.
+`python:MODULE:ATTR` loads a user's env without registering it: ATTR is an env object, or a
+class or function that makes one with no arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from reflexion.errors import UsageError
-from reflexion.protocols import Env
+from reflexion.core.errors import UsageError
+from reflexion.core.loading import load_object
+from reflexion.core.protocols import Env
 
 EnvFactory = Callable[[str | None], Env]
 
 _REGISTRY: dict[str, EnvFactory] = {}
+BUILTIN = ("quadratic", "humaneval", "jsonl", "python")
 
 
 def register_env(name: str, factory: EnvFactory) -> None:
@@ -51,6 +55,26 @@ def _load_builtins() -> None:
         register_env("humaneval", _humaneval)
     if "jsonl" not in _REGISTRY:
         register_env("jsonl", _jsonl)
+    if "python" not in _REGISTRY:
+        register_env("python", _python)
+
+
+def _python(arg: str | None) -> Env:
+    obj = load_object(arg or "", "env")
+    # subtle: a class has the protocol's attributes too, so it passes isinstance(obj, Env)
+    if isinstance(obj, type) or (not isinstance(obj, Env) and callable(obj)):
+        try:
+            obj = obj()
+        except Exception as exc:  # noqa: BLE001 - the user's factory failed: one line
+            msg = f"cannot make env python:{arg}: {type(exc).__name__}: {exc}"
+            raise UsageError(msg) from None
+    if not isinstance(obj, Env):
+        msg = (
+            f"python:{arg} is not an env (got {type(obj).__name__}): an env has name, tasks(), "
+            "score(task, candidate) and evaluate(task, candidate)"
+        )
+        raise UsageError(msg)
+    return obj
 
 
 def _humaneval(arg: str | None) -> Env:

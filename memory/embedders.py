@@ -15,8 +15,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion.errors import StoreError
-from reflexion.protocols import Embedder
+from reflexion.core.errors import StoreError
+from reflexion.core.protocols import Embedder
 
 _WORD = re.compile(r"\w+")
 _HASH_NAME = re.compile(r"hash-([1-9][0-9]*)")

@@ -6,8 +6,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from reflexion.records import Recalled, RecallScope, Reflection
-from reflexion.runfolder import JsonlLog, read_jsonl
+from memory.backend import Backend, StoreSettings
+from reflexion.core.jsonl import JsonlLog, read_jsonl
+from reflexion.core.records import Recalled, RecallScope, Reflection
+
+WINDOW_FILE = "window.jsonl"  # in the run folder, so the reflections can be inspected too
 
 
 class WindowMemory:
@@ -19,7 +22,7 @@ class WindowMemory:
     to that JSON-lines file and read back on the next start, so a resumed run and `reflexion
     memory` see them; the last line written for an id wins.
 
-        >>> from reflexion.records import RecallScope, Reflection
+        >>> from reflexion.core.records import RecallScope, Reflection
         >>> m = WindowMemory()
         >>> m.add([Reflection("r1", "check the sign", "run", "reflexion-window", "quad", "t1",
         ...                   seed=0, episode=1, score=-2.0, created=0.0)])
@@ -96,3 +99,21 @@ def _last(items: list[Reflection], k: int) -> list[Recalled]:
     if k <= 0:
         return []
     return [Recalled(r, None) for r in items[-k:]]
+
+
+def _open(settings: StoreSettings) -> WindowMemory:
+    return WindowMemory(settings.folder / WINDOW_FILE)
+
+
+def _find(settings: StoreSettings) -> WindowMemory | None:
+    path = settings.folder / WINDOW_FILE
+    return WindowMemory(path) if path.exists() else None
+
+
+WINDOW = Backend(
+    "window",
+    "the last k reflections of the task, a plain list (the original Reflexion code's memory)",
+    open=_open,
+    find=_find,
+    files=(WINDOW_FILE,),
+)

@@ -1,37 +1,122 @@
 """reflexion: LLM agents that learn from their own mistakes, measured honestly.
 
-Importing this package is cheap: torch, chromadb and sentence-transformers load on first use.
+What a Python user needs to run an experiment:
+
+    >>> from reflexion import RunConfig, run, make_env
+    >>> results = run(RunConfig(env="quadratic", strategies=("self-refine", "reflexion-window"),
+    ...                         episodes=5, out="runs/demo"))           # doctest: +SKIP
+
+`run` (or `await arun(...)` in a running event loop) takes objects as well as names: `env=`,
+`model=` (any langchain-core chat model), `memory=`, `actor=` and `strategies=`.
+
+Importing this package is cheap: the runner, models and memories load on first use, and torch,
+chromadb, sentence-transformers and the local LLM runtime only when something needs them.
 """
 
-from reflexion.errors import ReflexionError, StoreError, UsageError
-from reflexion.records import (
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from reflexion.core import (
+    Actor,
     Attempt,
     Call,
+    Embedder,
+    Env,
+    Memory,
     Message,
     Recalled,
     RecallScope,
     Reflection,
+    ReflexionError,
     Score,
     Step,
+    StoreError,
     Task,
     TaskResult,
+    Trial,
     Turn,
+    UsageError,
 )
+from reflexion.core.packages import check_packages
+from reflexion.core.version import VERSION
+
+if TYPE_CHECKING:
+    from envs.registry import make_env, register_env
+    from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
+    from memory.registry import register_backend
+    from reflexion.loop.config import RunConfig
+    from reflexion.loop.runner import arun, run
+    from reflexion.models.registry import load_model
+    from reflexion.strategies import STRATEGIES, Strategy, register_strategy
+
+__version__ = VERSION
+
+# name -> the module that defines it; loaded on first use (PEP 562), so `import reflexion` does
+# not pull in the runner, langchain or the stores
+_LAZY = {
+    "RunConfig": "reflexion.loop.config",
+    "run": "reflexion.loop.runner",
+    "arun": "reflexion.loop.runner",
+    "load_model": "reflexion.models.registry",
+    "make_env": "envs.registry",
+    "register_env": "envs.registry",
+    "ChromaMemory": "memory",
+    "WindowMemory": "memory",
+    "HashEmbedder": "memory",
+    "Backend": "memory",
+    "BACKENDS": "memory",
+    "register_backend": "memory.registry",
+    "Strategy": "reflexion.strategies",
+    "STRATEGIES": "reflexion.strategies",
+    "register_strategy": "reflexion.strategies",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        # a foreign `memory` or `envs` (a memory.py in the working folder) would fail the import
+        # below far from the cause: say which file it is instead
+        check_packages()
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    msg = f"module 'reflexion' has no attribute {name!r}"
+    raise AttributeError(msg)
+
 
 __all__ = [
+    "BACKENDS",
+    "STRATEGIES",
+    "Actor",
     "Attempt",
+    "Backend",
     "Call",
+    "ChromaMemory",
+    "Embedder",
+    "Env",
+    "HashEmbedder",
+    "Memory",
     "Message",
     "Recalled",
     "RecallScope",
     "Reflection",
     "ReflexionError",
+    "RunConfig",
     "Score",
     "Step",
     "StoreError",
+    "Strategy",
     "Task",
     "TaskResult",
+    "Trial",
     "Turn",
     "UsageError",
+    "WindowMemory",
+    "arun",
+    "load_model",
+    "make_env",
+    "register_backend",
+    "register_env",
+    "register_strategy",
+    "run",
 ]
-__version__ = "0.1.0"

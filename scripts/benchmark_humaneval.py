@@ -16,11 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from reflexion.errors import ReflexionError
-from reflexion.model_files import DEFAULT_MODEL
-from reflexion.report import format_table, write_report
-from reflexion.runfolder import RunFolder
-from reflexion.runner import RunConfig, run
+from reflexion import ReflexionError, RunConfig, run
+from reflexion.loop.runfolder import RunFolder
+from reflexion.models import DEFAULT_MODEL
+from reflexion.report import Summary, format_table, write_report
 
 
 def main() -> None:
@@ -56,9 +55,14 @@ def main() -> None:
     elapsed = time.perf_counter() - start
     report = write_report(Path(out), results, RunFolder(Path(out)).load_config() or {})
     print(format_table(report.summaries))
-    base = next(s for s in report.summaries if s.strategy == "single")
+    print_ratios(report.summaries, elapsed)
+    print(f"report: {report.files[-1]}")
+
+
+def print_ratios(summaries: list[Summary], elapsed: float) -> None:
+    base = next(s for s in summaries if s.strategy == "single")
     print(f"\nratios to single, measured in this run ({elapsed:.0f} s of wall time this call):")
-    for s in report.summaries:
+    for s in summaries:
         pass_ratio = s.final_success / base.final_success if base.final_success else float("nan")
         tokens_ratio = s.tokens / base.tokens if base.tokens else float("nan")
         per_solved = "n/a" if s.tokens_per_solved is None else f"{s.tokens_per_solved:,.0f}"
@@ -67,7 +71,6 @@ def main() -> None:
             f"tokens {s.tokens:>9,} ({tokens_ratio:.2f}x)  "
             f"tokens/solved {per_solved:>7}  trial time {s.wall_s:7.0f} s"
         )
-    print(f"report: {report.files[-1]}")
 
 
 if __name__ == "__main__":

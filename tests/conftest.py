@@ -10,7 +10,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
-from reflexion.records import Score, Task
+from reflexion.core.records import Score, Task
 
 # Offline by default: nothing in the test run may reach a hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from conftest import scripted
 
-from envs.jsonl import JsonlEnv
+from envs.jsonl.env import JsonlEnv
 from envs.sandbox import sandbox_plan
-from reflexion.records import TaskResult
-from reflexion.runfolder import RunFolder, read_jsonl
-from reflexion.runner import RunConfig, run
+from reflexion.core.records import TaskResult
+from reflexion.loop.runfolder import RunFolder, read_jsonl
+from reflexion.loop.runner import RunConfig, run
 
 SECRET = "sk-adversarial-" + uuid.uuid4().hex
 TEST_SECONDS = 0.5  # per test; the sandbox's own timeout is then 0.5 * (2 + 1) + 2 = 3.5 s

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from envs.checks import Check, assert_checks, render, run_checks, task_helpers
+from envs.code_tasks import assert_checks, task_helpers
+from envs.sandbox import Check, render, run_checks
 
 CODE = """
 import os, sys
@@ -92,7 +93,7 @@ def test_feedback_names_the_failing_check_with_expected_and_got() -> None:
     )
 
 
-# The code runs in one process, the checks in another (envs/harness.py): what crosses between
+# The code runs in one process, the checks in another (envs/sandbox/harness/): what crosses between
 # them, and what cannot.
 
 

@@ -14,8 +14,8 @@ import pytest
 from chroma_server import free_port
 
 from memory import ChromaMemory, HashEmbedder, SentenceTransformerEmbedder
-from reflexion.errors import StoreError, UsageError
-from reflexion.records import RecallScope, Reflection
+from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.records import RecallScope, Reflection
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,14 +195,15 @@ def test_concurrent_adds_and_recalls_from_threads(tmp_path: Path) -> None:
 
 def test_server_store_shared_by_two_clients(chroma_server: str) -> None:
     writer = ChromaMemory(url=chroma_server, embedder=HashEmbedder(), collection="shared")
-    writer.add(LESSONS + [refl("late", "a lesson from a later episode", episode=5)])
     reader = ChromaMemory(url=chroma_server, embedder=HashEmbedder(), collection="shared")
-    got = reader.recall("the loop stopped one element early", SCOPE, k=10)
-    assert got[0].reflection == LESSONS[0]
-    assert {r.reflection.id for r in got} == {"a", "b", "c"}  # not "late": episode 5 > 2
-    assert reader.info()["url"] == chroma_server
-    with pytest.raises(StoreError):
-        ChromaMemory(url=chroma_server, embedder=HashEmbedder(8), collection="shared")
+    with writer, reader:
+        writer.add(LESSONS + [refl("late", "a lesson from a later episode", episode=5)])
+        got = reader.recall("the loop stopped one element early", SCOPE, k=10)
+        assert got[0].reflection == LESSONS[0]
+        assert {r.reflection.id for r in got} == {"a", "b", "c"}  # not "late": episode 5 > 2
+        assert reader.info()["url"] == chroma_server
+        with pytest.raises(StoreError):
+            ChromaMemory(url=chroma_server, embedder=HashEmbedder(8), collection="shared")
 
 
 # -- the real embedder -------------------------------------------------------------------------

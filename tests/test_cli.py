@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reflexion.cli import main
-from reflexion.runfolder import RunFolder
+from reflexion.loop.runfolder import RunFolder
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
 
@@ -160,7 +160,7 @@ def test_the_installed_command_reports_errors_without_a_traceback(tmp_path: Path
         timeout=60,
     )
     assert proc.returncode == 2
-    known = "humaneval, jsonl, quadratic"
+    known = "humaneval, jsonl, python, quadratic"
     assert proc.stderr.strip() == f"reflexion: error: unknown env 'nope'; known: {known}"
     assert "Traceback" not in proc.stderr
 
@@ -194,3 +194,34 @@ def test_window_only_runs_can_be_inspected_and_export_never_overwrites(
     before = target.read_bytes()
     assert exit_code(["memory", "export", str(out), "--output", str(target)]) == 2
     assert "cannot write" in capsys.readouterr().err and target.read_bytes() == before
+
+
+def test_version_and_help_defaults(capsys) -> None:
+    from reflexion import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"reflexion {__version__}"
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "reflections recalled per episode (default 3)" in shown
+    assert "most candidates per task for every strategy (default 4)" in shown
+    assert "--memory-backend" in shown and "--import MODULE" in shown
+
+
+def test_the_memory_backend_is_chosen_apart_from_the_strategy(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "w"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--memory-backend", "window"]
+    assert main([*argv, "--episodes", "3", "--out", str(out), *FAST]) == 0
+    assert (out / "window.jsonl").exists() and not (out / "memory").exists()
+    listing = capsys.readouterr().out
+    assert main(["memory", "list", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"{len(read_window(out))} reflections in ")
+    assert main([*argv[:-1], "nope", "--out", str(tmp_path / "n"), *FAST]) == 2
+    assert "unknown memory backend 'nope'; known: chroma, window" in capsys.readouterr().err
+    assert not (tmp_path / "n").exists() and "reflexion" in listing
+
+
+def read_window(out: Path) -> list[str]:
+    return [line for line in (out / "window.jsonl").read_text().splitlines() if line]

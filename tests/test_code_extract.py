@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from envs.code_extract import CodeExtractionError, extract_code
+from envs.code_tasks.extract import CodeExtractionError, extract_code
 
 PROMPT = '''from typing import List
 

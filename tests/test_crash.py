@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.chroma import ChromaMemory
+from memory.chroma.store import ChromaMemory
 from memory.window import WindowMemory
 
 pytestmark = pytest.mark.slow
@@ -105,5 +105,6 @@ def test_two_runs_share_an_embedded_store(tmp_path: Path) -> None:
 
 def test_two_runs_share_a_chroma_server(tmp_path: Path, chroma_server: str) -> None:
     a, b = run_two(tmp_path, ["--chroma-url", chroma_server])
-    stored = sorted(r.id for r in ChromaMemory.open(url=chroma_server).reflections())
+    with ChromaMemory.open(url=chroma_server) as store:
+        stored = sorted(r.id for r in store.reflections())
     assert stored == sorted(remembered(a, "reflexion") | remembered(b, "reflexion"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from envs.humaneval import load_problems
+from envs.humaneval.env import load_problems
 from reflexion.cli import main
-from reflexion.runfolder import RunFolder
+from reflexion.loop.runfolder import RunFolder
 
 pytestmark = pytest.mark.slow
 SMALL = [

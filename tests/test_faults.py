@@ -17,12 +17,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from openai_stub import EMPTY, HANG, HTTP_429, HTTP_500, INVALID_JSON, StubServer
 
 from envs.registry import register_env
-from reflexion.actor import MAX_OUTPUT_CHARS, ChatActor
 from reflexion.cli import main
-from reflexion.records import Call, Task
-from reflexion.retry import RetryPolicy, is_transient
-from reflexion.runfolder import RunFolder
-from reflexion.runner import RunConfig, run
+from reflexion.core.records import Call, Task
+from reflexion.loop.actor import MAX_OUTPUT_CHARS, ChatActor
+from reflexion.loop.retry import RetryPolicy, is_transient
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.runner import RunConfig, run
 
 TASK = Task(
     "k0", "Write one sentence using the words: apple, river.", {"words": ["apple", "river"]}

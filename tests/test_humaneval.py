@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from envs import humaneval
-from envs.checks import Check, CheckResult, CheckRun, run_checks
-from envs.docstring_examples import parse_examples
-from envs.humaneval import HumanEvalEnv, Problem
+from envs.code_tasks import scoring
+from envs.humaneval import env as humaneval
+from envs.humaneval.env import HumanEvalEnv, Problem
+from envs.humaneval.examples import parse_examples
 from envs.registry import make_env
-from envs.sandbox import SandboxResult
-from reflexion.errors import UsageError
-from reflexion.records import Score
+from envs.sandbox.checks import Check, CheckResult, CheckRun, run_checks
+from envs.sandbox.process import SandboxResult
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Score
 
 SAMPLE = [0, 2, 10, 32, 38, 47, 81, 95, 115, 129]  # doctests, helpers, odd example styles, none
 
@@ -183,7 +184,7 @@ def test_a_reference_run_the_machine_stopped_is_retried_once(
         calls.append(kwargs["per_check_s"])
         return _stopped_run(code, checks) if len(calls) == 1 else run_checks(code, checks, **kwargs)
 
-    monkeypatch.setattr(humaneval, "run_checks", flaky)
+    monkeypatch.setattr(scoring, "run_checks", flaky)
     assert len(fresh.examples(task)) == 2
     assert calls == [humaneval.EXAMPLE_SECONDS, humaneval.VETTING_RETRY_SECONDS]
 
@@ -193,7 +194,7 @@ def test_a_reference_run_that_fails_twice_is_a_failed_score_not_cached(
 ) -> None:
     fresh = HumanEvalEnv(list(env._problems.values())[:1])
     task = fresh.tasks()[0]
-    monkeypatch.setattr(humaneval, "run_checks", _stopped_run)
+    monkeypatch.setattr(scoring, "run_checks", _stopped_run)
     with pytest.raises(humaneval.VettingError, match="timed out after 9 s"):
         fresh.examples(task)
     score = fresh.score(task, wrong(env, task.id))  # not "solved: no examples"

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envs.jsonl import JsonlEnv
-from envs.qa_metrics import exact_match, final_answer, normalize_answer, token_f1
+from envs.jsonl.env import JsonlEnv
+from envs.jsonl.qa import exact_match, final_answer, normalize_answer, token_f1
 from envs.registry import make_env
-from reflexion.errors import UsageError
+from reflexion.core.errors import UsageError
 
 EXAMPLE = Path(str(files("envs") / "examples" / "tasks.jsonl"))
 QA = {"id": "q", "question": "Capital of France?", "answer": "Paris"}

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from reflexion import model_files
-from reflexion.actor import CallCache, ChatActor
-from reflexion.errors import UsageError
-from reflexion.local_model import ChatLocalGGUF
-from reflexion.model_files import ModelFiles
-from reflexion.records import Task
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Task
+from reflexion.loop.actor import CallCache, ChatActor
+from reflexion.models import files as model_files
+from reflexion.models.files import ModelFiles
+from reflexion.models.local import ChatLocalGGUF
 
 pytestmark = pytest.mark.slow
 

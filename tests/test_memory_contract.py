@@ -1,4 +1,5 @@
-"""The Memory contract, run against every implementation: what a user of any store can rely on."""
+"""The Memory contract, run against every registered backend: what a user of any store can rely
+on, the best-keeping invariant of every strategy on each of them included."""
 
 from __future__ import annotations
 
@@ -7,27 +8,36 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from drill import run_trial
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import ChromaMemory, HashEmbedder, WindowMemory
-from reflexion.protocols import Memory
-from reflexion.records import RecallScope, Reflection
+from envs.quadratic import Problem
+from memory import BACKENDS, ChromaMemory, HashEmbedder, WindowMemory
+from reflexion.core.protocols import Memory
+from reflexion.core.records import RecallScope, Reflection
+from reflexion.strategies import STRATEGIES
 
 MakeMemory = Callable[[], Memory]
+MAKERS = {  # backend name -> factory of empty stores of that kind, given a folder for them
+    "window": lambda path: WindowMemory,
+    "chroma": lambda path: (
+        lambda: ChromaMemory(path, embedder=HashEmbedder(), collection=f"c-{uuid.uuid4().hex}")
+    ),
+}
 
 
-@pytest.fixture(scope="module", params=["window", "chroma"])
+def test_every_registered_backend_runs_this_contract() -> None:
+    assert set(MAKERS) == set(BACKENDS)
+
+
+@pytest.fixture(scope="module", params=sorted(MAKERS))
 def make_memory(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[MakeMemory]:
     """A factory of EMPTY memories of one kind. Module-scoped so hypothesis examples can each
     take a fresh store (Chroma: a new collection in one on-disk store, cheaper than a new dir)."""
-    if request.param == "window":
-        yield WindowMemory
-        return
-    path = tmp_path_factory.mktemp("chroma")
-    yield lambda: ChromaMemory(path, embedder=HashEmbedder(), collection=f"c-{uuid.uuid4().hex}")
+    yield MAKERS[request.param](tmp_path_factory.mktemp(request.param))
 
 
 @pytest.fixture
@@ -209,3 +219,27 @@ def test_recall_agrees_with_scope_admits(
         assert [x.reflection for x in got] == admitted[-k:]  # the window: last k, oldest first
     else:
         assert sims == sorted(sims, reverse=True)  # type: ignore[type-var]
+
+
+# -- best-keeping: every strategy, on this memory --------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    strategy=st.sampled_from(sorted(STRATEGIES)),
+    target=st.lists(st.floats(min_value=-5, max_value=5), min_size=1, max_size=5),
+    a=st.floats(min_value=0.05, max_value=0.95),
+    budget=st.integers(min_value=1, max_value=6),
+    seed=st.integers(min_value=0, max_value=10),
+)
+def test_best_score_never_decreases(
+    make_memory: MakeMemory, strategy: str, target: list[float], a: float, budget: int, seed: int
+) -> None:
+    trial, _ = run_trial(strategy, Problem(tuple(target), a), budget, seed, make_memory())
+    result = trial.result()
+    curve = result.curve
+    assert 1 <= len(curve) <= budget
+    best = [p.best_score for p in curve]
+    assert best == sorted(best)  # monotone
+    assert all(b == max(p.score for p in curve[: i + 1]) for i, b in enumerate(best))
+    assert result.best_score == best[-1]

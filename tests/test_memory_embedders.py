@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory import HashEmbedder, SentenceTransformerEmbedder, embedder_for
-from reflexion.errors import StoreError
+from reflexion.core.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "sentence_transformers", "chromadb", "transformers", "onnxruntime")

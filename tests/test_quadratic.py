@@ -1,20 +1,18 @@
-"""The drill env: the math of the reflection step, and every strategy's best-keeping invariant."""
+"""The drill env: the math of the reflection step, and feedback that converges (the best-keeping
+invariant, over every strategy and every memory, is in test_memory_contract.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import math
 
 import pytest
-from hypothesis import given, settings
+from drill import run_trial
+from hypothesis import given
 from hypothesis import strategies as st
 
 from envs.quadratic import Problem, QuadraticEnv, gradient_step, parse_vector
 from memory.window import WindowMemory
-from reflexion.errors import UsageError
-from reflexion.records import Step
-from reflexion.strategies import RUNS, Strategy
-from reflexion.trial import Trial
+from reflexion.core.errors import UsageError
 
 coords = st.floats(min_value=-50, max_value=50, allow_nan=False)
 
@@ -59,51 +57,12 @@ def test_env_spec_bounds_are_checked() -> None:
         QuadraticEnv.from_spec("0")
 
 
-def run_trial(
-    strategy: Strategy, problem: Problem, budget: int, seed: int
-) -> tuple[Trial, list[Step]]:
-    env = QuadraticEnv([problem])
-    steps: list[Step] = []
-    memory = WindowMemory() if strategy in (Strategy.REFLEXION, Strategy.REFLEXION_WINDOW) else None
-    trial = Trial(
-        "run",
-        strategy.value,
-        env,
-        env.tasks()[0],
-        env.actor(seed),
-        seed,
-        budget,
-        steps.append,
-        memory,
-    )
-    asyncio.run(RUNS[strategy](trial))
-    return trial, steps
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    strategy=st.sampled_from(list(Strategy)),
-    target=st.lists(st.floats(min_value=-5, max_value=5), min_size=1, max_size=5),
-    a=st.floats(min_value=0.05, max_value=0.95),
-    budget=st.integers(min_value=1, max_value=6),
-    seed=st.integers(min_value=0, max_value=10),
-)
-def test_best_score_never_decreases(strategy, target, a, budget, seed) -> None:
-    trial, _ = run_trial(strategy, Problem(tuple(target), a), budget, seed)
-    curve = trial.result().curve
-    assert 1 <= len(curve) <= budget
-    best = [p.best_score for p in curve]
-    assert best == sorted(best)  # monotone
-    assert all(b == max(p.score for p in curve[: i + 1]) for i, b in enumerate(best))
-    assert trial.result().best_score == best[-1]
-
-
-@pytest.mark.parametrize("strategy", [Strategy.SELF_REFINE, Strategy.REFLEXION_WINDOW])
-def test_feedback_strategies_converge_like_gradient_ascent(strategy: Strategy) -> None:
+@pytest.mark.parametrize("strategy", ["self-refine", "reflexion-window"])
+def test_feedback_strategies_converge_like_gradient_ascent(strategy: str) -> None:
     # a = 0.25 halves the distance per step: from ~3 away, 6 candidates get within sqrt(0.05).
-    trial, steps = run_trial(strategy, Problem((3.0, -1.0), 0.25), budget=6, seed=0)
+    trial, steps = run_trial(strategy, Problem((3.0, -1.0), 0.25), 6, 0, WindowMemory())
     scores = [p.score for p in trial.result().curve]
     assert all(b > a for a, b in zip(scores, scores[1:]))  # every refinement improves
     assert trial.result().final_passed
-    single, _ = run_trial(Strategy.SINGLE, Problem((3.0, -1.0), 0.25), budget=6, seed=0)
+    single, _ = run_trial("single", Problem((3.0, -1.0), 0.25), budget=6, seed=0)
     assert not single.result().final_passed

@@ -44,7 +44,7 @@ def cli(tmp_path: Path) -> Iterator[list[str]]:
     proc = subprocess.run([*python, "-c", probe], capture_output=True, text=True, check=False)
     if proc.stdout != "refused\n":
         pytest.skip(f"cannot run a child that read-only modes hold: {proc.stderr.strip()}")
-    yield [*python, "-m", "reflexion.cli"]
+    yield [*python, "-m", "reflexion"]
     for path in [tmp_path, *tmp_path.rglob("*")]:  # let pytest remove it
         if not path.is_symlink():
             path.chmod(path.stat().st_mode | 0o700)

@@ -1,4 +1,4 @@
-"""Attacks on `run_checks` (envs/checks.py, envs/harness.py) by a candidate that knows how the
+"""Attacks on `run_checks` (envs/sandbox/checks.py and harness/) by a candidate that knows how the
 checks work: it forges the answers its process sends, shares state between runs, or plays with
 the identities of its objects. Each test asserts the attack fails. The hidden expected values are
 computed on the checks' side (`str(6 * 7)`), so the candidate cannot know them in advance.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from envs.checks import Check, assert_checks, run_checks
-from envs.jsonl import JsonlEnv
-from envs.sandbox import sandbox_plan
+from envs.code_tasks import assert_checks
+from envs.jsonl.env import JsonlEnv
+from envs.sandbox import Check, run_checks, sandbox_plan
 
 SECRET_TEST = "want = 'x' + str(6 * 7)\nassert f() == want"
 

@@ -13,8 +13,8 @@ import pytest
 from test_report_stats import HAND, F, trial
 
 from reflexion.cli import main
-from reflexion.records import TaskResult
-from reflexion.report import write_report
+from reflexion.core.records import TaskResult
+from reflexion.report.build import write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FILES = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reflexion.records import Point, TaskResult
-from reflexion.report import summarize
-from reflexion.report_stats import (
+from reflexion.core.records import Point, TaskResult
+from reflexion.report.build import summarize
+from reflexion.report.stats import (
     bootstrap_mean,
     cost_curve,
     cost_unit,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from envs.quadratic import QuadraticEnv
-from reflexion.errors import UsageError
-from reflexion.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
-from reflexion.runner import RunConfig, run
+from envs.quadratic.env import QuadraticEnv
+from reflexion.core.errors import UsageError
+from reflexion.loop.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
+from reflexion.loop.runner import RunConfig, run
 
 STRATEGIES = ("single", "self-refine", "reflexion-window")
 
@@ -89,7 +89,7 @@ def test_new_strategies_can_join_an_existing_folder(tmp_path: Path) -> None:
 
 
 def test_resume_with_chroma_memory_keeps_each_reflection_once(tmp_path: Path) -> None:
-    from memory.chroma import ChromaMemory
+    from memory.chroma.store import ChromaMemory
 
     out = tmp_path / "r"
     cfg = config(out, strategies=("reflexion",), embedder="hash-64", seeds=1)

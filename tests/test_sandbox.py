@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from envs import sandbox
-from envs.sandbox import run_python
-from envs.sandbox_plan import DISK_BYTES, SYSTEM_DIRS, Plan
+from envs.sandbox import probe, run_python
+from envs.sandbox.plan import DISK_BYTES, SYSTEM_DIRS, Plan
 
 
 def _running(marker: str) -> list[int]:
@@ -374,9 +374,9 @@ def test_a_machine_without_namespaces_still_runs_and_warns_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bare = Plan((), sys.executable, -1)
-    monkeypatch.setattr(sandbox, "candidate_plans", lambda: iter([bare]))
+    monkeypatch.setattr(probe, "candidate_plans", lambda: iter([bare]))
     with pytest.warns(RuntimeWarning) as caught:
-        plan = sandbox.sandbox_plan.__wrapped__()
+        plan = probe.sandbox_plan.__wrapped__()
     assert plan == bare and len(caught) == 1
     text = str(caught[0].message)
     assert "no network isolation" in text and "no filesystem isolation" in text

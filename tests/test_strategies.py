@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import SECRET, KeywordEnv, scripted
 
-from reflexion.prompts import CORRECT_REQUEST
-from reflexion.records import TaskResult
-from reflexion.runfolder import RunFolder
-from reflexion.runner import RunConfig, run
+from reflexion.core.records import TaskResult
+from reflexion.loop.prompts import CORRECT_REQUEST
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.runner import RunConfig, run
 
 
 def run_one(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 3):
@@ -131,8 +131,8 @@ def test_held_out_signal_never_reaches_a_prompt(tmp_path: Path, strategy: str) -
 def test_a_failed_greedy_call_is_not_handed_to_the_other_askers() -> None:
     import asyncio
 
-    from reflexion.actor import CallCache
-    from reflexion.records import Call
+    from reflexion.core.records import Call
+    from reflexion.loop.actor import CallCache
 
     cache, calls = CallCache(), []
 

@@ -1,46 +1,73 @@
-"""Every strategy is one small module on the same loop; this registry maps names to them."""
+"""Every strategy is one small module on the same loop; this registry maps names to them.
+
+A strategy is an async function of a `Trial` (reflexion.core.protocols) plus which memory it
+uses. Adding one is a module and a `register_strategy` call:
+
+    >>> async def twice(trial):
+    ...     for episode in (1, 2):
+    ...         call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode)
+    ...         await trial.attempt(call, episode)
+    >>> register_strategy(Strategy("twice", twice))
+    >>> [s.name for s in parse_strategies("single,twice")]
+    ['single', 'twice']
+    >>> del STRATEGIES["twice"]
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from enum import StrEnum
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
-from reflexion.errors import UsageError
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Trial
 from reflexion.strategies import correct, reflexion, resample, self_refine, single
-from reflexion.trial import Trial
+
+RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
 
 
-class Strategy(StrEnum):
-    SINGLE = "single"
-    RESAMPLE = "resample"
-    CORRECT = "correct"
-    SELF_REFINE = "self-refine"
-    REFLEXION = "reflexion"
-    REFLEXION_WINDOW = "reflexion-window"
+@dataclass(frozen=True)
+class Strategy:
+    """A named strategy. `memory`: None (it keeps no lessons), RUN_MEMORY (the run's memory
+    backend), or the name of a backend it always uses."""
+
+    name: str
+    run: Callable[[Trial], Awaitable[None]]
+    memory: str | None = None
+    help: str = ""
 
 
-RUNS: dict[Strategy, Callable[[Trial], Awaitable[None]]] = {
-    Strategy.SINGLE: single.run,
-    Strategy.RESAMPLE: resample.run,
-    Strategy.CORRECT: correct.run,
-    Strategy.SELF_REFINE: self_refine.run,
-    Strategy.REFLEXION: reflexion.run,
-    Strategy.REFLEXION_WINDOW: reflexion.run,
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("single", single.run, help="one attempt, no feedback"),
+        Strategy("resample", resample.run, help="best-of-N samples, best by the visible score"),
+        Strategy("correct", correct.run, help='a generic "there might be an error" turn'),
+        Strategy("self-refine", self_refine.run, help="feedback and refine, history inline"),
+        Strategy("reflexion", reflexion.run, RUN_MEMORY, help="reflections in a memory"),
+        Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),
+    )
 }
 
 
-def parse_strategies(text: str) -> list[Strategy]:
-    """Parse "self-refine,reflexion" into Strategy members; an unknown name is a UsageError."""
+def register_strategy(strategy: Strategy) -> None:
+    """Make `--strategies NAME` (and RunConfig(strategies=(NAME,))) run `strategy`."""
+    STRATEGIES[strategy.name] = strategy
+
+
+def parse_strategies(text: str, extra: Sequence[Strategy] = ()) -> list[Strategy]:
+    """Parse "self-refine,reflexion" into strategies (the registered ones and `extra`); an
+    unknown or repeated name is a UsageError."""
+    known = STRATEGIES | {s.name: s for s in extra}
     names = [n.strip() for n in text.split(",") if n.strip()]
-    known = ", ".join(s.value for s in Strategy)
+    listed = ", ".join(known)
     if not names:
-        msg = f"no strategy given; known: {known}"
+        msg = f"no strategy given; known: {listed}"
         raise UsageError(msg)
-    bad = [n for n in names if n not in Strategy._value2member_map_]
+    bad = [n for n in names if n not in known]
     if bad:
-        msg = f"unknown strategy {bad[0]!r}; known: {known}"
+        msg = f"unknown strategy {bad[0]!r}; known: {listed}"
         raise UsageError(msg)
     if len(set(names)) != len(names):
         msg = f"strategy listed twice in {text!r}"
         raise UsageError(msg)
-    return [Strategy(n) for n in names]
+    return [known[n] for n in names]

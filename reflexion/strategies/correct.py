@@ -1,8 +1,8 @@
 """`correct`: intrinsic self-correction. After the first answer, a fixed generic turn ("there
 might be an error, correct it") with no feedback at all, repeated up to the budget."""
 
-from reflexion.records import Turn
-from reflexion.trial import Trial
+from reflexion.core.protocols import Trial
+from reflexion.core.records import Turn
 
 
 async def run(trial: Trial) -> None:

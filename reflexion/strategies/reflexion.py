@@ -2,12 +2,13 @@
 from lessons recalled from an episodic memory; after a failed episode the model writes a verbal
 reflection that goes into the memory.
 
-The two differ only in the memory the runner hands in: a Chroma vector store ranked by similarity
-(`reflexion`), or the last k reflections in a plain list, as in the original code
-(`reflexion-window`). No reflection is written after the last episode: nothing would read it.
+The two differ only in the memory the runner hands in: `reflexion` gets the run's memory backend
+(`--memory-backend`: a Chroma vector store ranked by similarity by default), `reflexion-window`
+always the last k reflections in a plain list, as in the original code. No reflection is written
+after the last episode: nothing would read it.
 """
 
-from reflexion.trial import Trial
+from reflexion.core.protocols import Trial
 
 
 async def run(trial: Trial) -> None:

@@ -4,7 +4,7 @@ The equal-budget baseline: it spends the same number of candidates as the feedba
 so any gain they show over it comes from the feedback, not from more tries.
 """
 
-from reflexion.trial import Trial
+from reflexion.core.protocols import Trial
 
 
 async def run(trial: Trial) -> None:

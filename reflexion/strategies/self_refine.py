@@ -8,9 +8,8 @@ Stops at the budget (default 4 candidates), when the feedback says STOP, or when
 score says solved. Nothing is remembered across tasks or episodes.
 """
 
-from reflexion.prompts import says_stop
-from reflexion.records import Turn
-from reflexion.trial import Trial
+from reflexion.core.protocols import Trial
+from reflexion.core.records import Turn
 
 
 async def run(trial: Trial) -> None:
@@ -28,3 +27,13 @@ async def run(trial: Trial) -> None:
         history.append(Turn(attempt, feedback.output))
         call = await trial.ask(trial.actor.refine(trial.task, history), episode)
         attempt = await trial.attempt(call, episode)
+
+
+def says_stop(feedback: str) -> bool:
+    """True when the feedback's last non-empty line is STOP (the paper's stop indicator).
+
+    >>> says_stop("Looks right.\\n**STOP**"), says_stop("Do not STOP yet.")
+    (True, False)
+    """
+    lines = [line.strip().strip("*.:").upper() for line in feedback.splitlines() if line.strip()]
+    return bool(lines) and lines[-1] in {"STOP", "VERDICT: STOP"}

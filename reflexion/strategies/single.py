@@ -1,6 +1,6 @@
 """`single`: one attempt, no feedback. The floor every other strategy must beat."""
 
-from reflexion.trial import Trial
+from reflexion.core.protocols import Trial
 
 
 async def run(trial: Trial) -> None:

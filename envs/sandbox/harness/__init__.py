@@ -1,0 +1,1 @@
+"""The programs the sandboxed processes run (copied into each sandbox, standard library only)."""

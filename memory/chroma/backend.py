@@ -1,0 +1,45 @@
+"""The `chroma` memory backend (the default): a Chroma store in the run folder (`OUT/memory`), in a
+folder shared across runs (`--memory DIR`), or on a server (`--chroma-url`).
+
+    >>> CHROMA.files
+    ()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory.backend import Backend, StoreSettings
+from memory.chroma.connect import SQLITE_FILE
+from memory.chroma.store import ChromaMemory
+from memory.embedders import embedder_for
+
+
+def store_path(settings: StoreSettings) -> Path | None:
+    """The store's folder (None: it is on a server)."""
+    if settings.chroma_url:
+        return None
+    return Path(settings.memory) if settings.memory else settings.folder / "memory"
+
+
+def open_store(settings: StoreSettings) -> ChromaMemory:
+    embedder = embedder_for(settings.embedder)
+    memory = ChromaMemory(store_path(settings), url=settings.chroma_url, embedder=embedder)
+    embedder.embed(["warm-up"])  # load the model now, not inside the first trial's timing
+    return memory
+
+
+def find_store(settings: StoreSettings) -> ChromaMemory | None:
+    """The store a run left, with the embedder it was made with; None when there is none."""
+    path = store_path(settings)
+    if path is not None and not (path / SQLITE_FILE).exists():
+        return None
+    return ChromaMemory.open(path, url=settings.chroma_url)
+
+
+CHROMA = Backend(
+    "chroma",
+    "a Chroma vector store, ranked by similarity (the default)",
+    open=open_store,
+    find=find_store,
+)

@@ -1,0 +1,143 @@
+"""Opening a Chroma store: an embedded folder or a `chroma run` server, with errors a user can act
+on instead of what PersistentClient would do (create a store anywhere, or raise a traceback).
+
+    >>> split_url("http://127.0.0.1:8000")
+    ('127.0.0.1', 8000, False)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
+
+from reflexion.core.errors import StoreError, UsageError
+
+if TYPE_CHECKING:
+    from chromadb.api.client import Client
+    from chromadb.api.models.Collection import Collection
+
+    from reflexion.core.protocols import Embedder
+
+SQLITE_FILE = "chroma.sqlite3"
+
+
+def connect(chromadb: Any, path: Path | None, url: str | None, create: bool) -> Client:
+    """A Chroma client: a server's when `url` is set, else an embedded one on `path`.
+
+    >>> import chromadb  # doctest: +SKIP
+    >>> connect(chromadb, Path("runs/memory"), None, create=True).heartbeat()  # doctest: +SKIP
+    1763830000000000000
+    """
+    # Telemetry off: runs are offline, and a research tool should not phone home.
+    settings = chromadb.config.Settings(anonymized_telemetry=False)
+    if url is not None:
+        host, port, ssl = split_url(url)
+        client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+    else:
+        assert path is not None
+        check_dir(path, create)
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+    return cast("Client", client)
+
+
+def release(client: Client) -> None:
+    """Close a client. chromadb stops a client's system (and its internal admin client's) on
+    `close()`, but a server client's HTTP sessions stay open and their sockets warn at exit;
+    a server client shares no system with another one, so its sessions are closed here too."""
+    admin = getattr(client, "_admin_client", None)
+    servers = [getattr(c, "_server", None) for c in (client, admin)]
+    client.close()
+    for server in servers:
+        session = getattr(server, "_session", None)
+        if session is not None and hasattr(session, "close"):
+            session.close()
+
+
+def open_collection(client: Client, name: str, embedder: Embedder, create: bool) -> Collection:
+    """The collection `name`; with `create`, made if missing, for `embedder`'s cosine vectors."""
+    if not create:
+        return client.get_collection(name, embedding_function=None)
+    # Metadata and configuration apply only when the collection is new; an existing one keeps
+    # its own, which check_model compares with ours.
+    return client.get_or_create_collection(
+        name,
+        embedding_function=None,
+        configuration={"hnsw": {"space": "cosine"}},
+        metadata={"embedding_model": embedder.name, "embedding_dim": embedder.dim},
+    )
+
+
+def stored_model(collection: Collection, location: str) -> str:
+    """The embedding model a collection was made with (recorded in its metadata)."""
+    model = (collection.metadata or {}).get("embedding_model")
+    if not isinstance(model, str):
+        msg = (
+            f"collection {collection.name!r} at {location} records no embedding_model: "
+            "it was not made by reflexion-memory"
+        )
+        raise StoreError(msg)
+    return model
+
+
+def check_model(collection: Collection, embedder: Embedder, location: str) -> None:
+    """Refuse a store made with another embedding model: its vectors would not compare."""
+    model = stored_model(collection, location)
+    dim = (collection.metadata or {}).get("embedding_dim")
+    if model != embedder.name or dim != embedder.dim:
+        msg = (
+            f"collection {collection.name!r} at {location} was made with embedding model "
+            f"{model} ({dim}-d), not {embedder.name} ({embedder.dim}-d); open it with {model} "
+            "or use another store"
+        )
+        raise StoreError(msg)
+
+
+def check_dir(path: Path, create: bool) -> None:
+    """Refuse what PersistentClient would silently turn into a store: a file, a folder of other
+    things, or (with `create=False`) a folder that holds no store.
+
+        >>> check_dir(Path("/nowhere"), create=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        reflexion.core.errors.StoreError: cannot open Chroma store at /nowhere: no ...
+    """
+    if (path / SQLITE_FILE).is_file():
+        return
+    if path.exists() and not path.is_dir():
+        why = "not a directory"
+    elif not create:
+        why = f"no {SQLITE_FILE} there"
+    elif path.exists() and any(path.iterdir()):
+        why = f"the directory holds other files but no {SQLITE_FILE}"
+    else:
+        return
+    msg = f"cannot open Chroma store at {path}: {why}"
+    raise StoreError(msg)
+
+
+def split_url(url: str) -> tuple[str, int, bool]:
+    """(host, port, ssl) from "http://host:port"; the port defaults to 8000, as `chroma run`'s.
+
+    >>> split_url("https://memory.example.org")
+    ('memory.example.org', 8000, True)
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        msg = f"bad Chroma server url {url!r}: expected http://HOST:PORT"
+        raise UsageError(msg)
+    try:
+        port = parts.port or 8000
+    except ValueError as e:
+        msg = f"bad Chroma server url {url!r}: {e}"
+        raise UsageError(msg) from e
+    return parts.hostname, port, parts.scheme == "https"
+
+
+def one_line(e: BaseException) -> str:
+    """An exception's message on one short line, for a StoreError.
+
+    >>> one_line(ValueError("no\\n  such   table"))
+    'no such table'
+    """
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -1,0 +1,290 @@
+"""Reflections in a Chroma collection: embedded on disk by default, or on a `chroma run` server.
+
+We embed texts ourselves and always hand Chroma the vectors, and open collections with
+`embedding_function=None`: Chroma's default embedding function downloads an ONNX model, and a
+collection that has none cannot silently fall back to it. The model that made the vectors is
+recorded in the collection metadata, and a store made with another model is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, cast
+
+from memory.chroma.connect import (
+    check_model,
+    connect,
+    one_line,
+    open_collection,
+    release,
+    stored_model,
+)
+from memory.chroma.lock import StoreLock
+from memory.chroma.rows import from_columns, to_metadata
+from memory.embedders import embedder_for
+from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.protocols import Embedder
+from reflexion.core.records import Recalled, RecallScope, Reflection
+
+if TYPE_CHECKING:
+    from chromadb.api.types import Where
+
+COLLECTION = "reflections"
+
+
+class ChromaMemory:
+    """A `Memory` in a Chroma collection, ranked by cosine similarity (`1 - distance`).
+
+    Safe to share between threads: every Chroma call holds a lock (embedding does not).
+
+        >>> from memory import HashEmbedder
+        >>> e = HashEmbedder()
+        >>> m = ChromaMemory("runs/memory", embedder=e)  # doctest: +SKIP
+        >>> shared = ChromaMemory(url="http://10.0.0.5:8000", embedder=e)  # doctest: +SKIP
+        >>> m.info()["embedding_model"]  # doctest: +SKIP
+        'hash-64'
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        url: str | None = None,
+        embedder: Embedder,
+        collection: str = COLLECTION,
+        create: bool = True,
+    ) -> None:
+        if (path is None) == (url is None):
+            msg = "ChromaMemory needs exactly one of path (an embedded store) or url (a server)"
+            raise UsageError(msg)
+        try:
+            import chromadb
+            import chromadb.errors
+            import httpx
+        except ImportError as e:
+            msg = "ChromaMemory needs chromadb: pip install 'chromadb>=1.0'"
+            raise ImportError(msg) from e
+        self.path = None if path is None else Path(path)
+        self.url = url
+        self.embedder = embedder
+        self.collection = collection
+        self.location = str(self.path) if self.path is not None else str(url)
+        # Errors of the store (not our bugs) that every call turns into a one-line StoreError.
+        self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._writer_lock: StoreLock | None = None
+        with self._opening():
+            if create and self.path is not None:
+                self._writer_lock = StoreLock(self.path)
+            self._client = connect(chromadb, self.path, url, create)
+            self._collection = open_collection(self._client, collection, embedder, create)
+            self._batch = self._client.get_max_batch_size()
+            if not isinstance(embedder, _Unresolved):
+                check_model(self._collection, embedder, self.location)
+
+    @classmethod
+    def open(
+        cls, path: str | Path | None = None, *, url: str | None = None, collection: str = COLLECTION
+    ) -> ChromaMemory:
+        """An EXISTING store, with the embedder it was made with (read from its metadata); for
+        inspection. The sentence-transformers model loads only if you search.
+
+            >>> ChromaMemory.open("runs/quad-20261122/memory").info()["count"]  # doctest: +SKIP
+            24
+        """
+        memory = cls(path, url=url, embedder=_Unresolved(), collection=collection, create=False)
+        with memory._opening():
+            memory.embedder = embedder_for(stored_model(memory._collection, memory.location))
+        return memory
+
+    def close(self) -> None:
+        """Let go of the store: Chroma keeps one shared client per folder in a process, and the
+        last close releases its sqlite file. Later calls on this object fail.
+
+            >>> with ChromaMemory("runs/memory", embedder=HashEmbedder()) as m:  # doctest: +SKIP
+            ...     m.add(lessons)
+        """
+        with self._lock:
+            self._closed = True
+            release(self._client)
+            if self._writer_lock is not None:
+                self._writer_lock.close()
+                self._writer_lock = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = f"url={self.url!r}" if self.url is not None else repr(self.location)
+        model = self.embedder.name
+        return f"ChromaMemory({where}, collection={self.collection!r}, model={model!r})"
+
+    # -- the Memory protocol -------------------------------------------------------------------
+
+    def add(self, reflections: Sequence[Reflection]) -> None:
+        """Store reflections; an id already stored is overwritten (upsert), so adding is
+        idempotent.
+
+            >>> m.add([reflection])  # doctest: +SKIP
+        """
+        # Chroma rejects a batch that repeats an id; the last one wins, as with a second add.
+        unique = list({r.id: r for r in reflections}.values())
+        if not unique:
+            return
+        metadatas = [to_metadata(r) for r in unique]
+        vectors = self._embed([r.text for r in unique])
+        with self._calling():
+            for i in range(0, len(unique), self._batch):
+                chunk = slice(i, i + self._batch)
+                self._collection.upsert(
+                    ids=[r.id for r in unique[chunk]],
+                    embeddings=vectors[chunk],  # type: ignore[arg-type]
+                    documents=[r.text for r in unique[chunk]],
+                    metadatas=metadatas[chunk],  # type: ignore[arg-type]
+                )
+
+    def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
+        """Up to k reflections that `scope` admits, most similar to `text` first.
+
+        >>> m.recall("the sign was wrong", scope, k=3)[0].similarity  # doctest: +SKIP
+        0.83
+        """
+        return self._query(text, k, cast("Where", scope.where()))
+
+    def search(self, text: str, k: int) -> list[Recalled]:
+        """Up to k reflections of any provenance, most similar first (for inspection).
+
+        >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
+        ['HumanEval/3', 'HumanEval/41']
+        """
+        return self._query(text, k, None)
+
+    def get(self, reflection_id: str) -> Reflection | None:
+        """The reflection with this id, or None.
+
+        >>> m.get("no-such-id") is None  # doctest: +SKIP
+        True
+        """
+        with self._calling():
+            res = self._collection.get(ids=[reflection_id], include=["documents", "metadatas"])
+        found = from_columns(res)
+        return found[0] if found else None
+
+    def reflections(self) -> list[Reflection]:
+        """Every stored reflection, sorted by `created` then id (oldest first).
+
+        >>> len(m.reflections())  # doctest: +SKIP
+        12
+        """
+        with self._calling():
+            res = self._collection.get(include=["documents", "metadatas"])
+        found = from_columns(res)
+        return sorted(found, key=lambda r: (r.created, r.id))
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove these reflections; returns how many existed.
+
+        >>> m.delete(["r1", "not-there"])  # doctest: +SKIP
+        1
+        """
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return 0  # subtle: Chroma refuses an empty id list rather than deleting nothing
+        with self._calling():
+            existing = self._collection.get(ids=unique, include=[])["ids"]
+            if existing:
+                self._collection.delete(ids=existing)
+        return len(existing)
+
+    def info(self) -> dict[str, Any]:
+        """Where the store is and what it holds, for the inspection CLI.
+
+        >>> m.info()  # doctest: +SKIP
+        {'path': 'runs/memory', 'url': None, 'collection': 'reflections', ...}
+        """
+        with self._calling():
+            count = self._collection.count()
+        return {
+            "location": self.location,
+            "path": None if self.path is None else str(self.path),
+            "url": self.url,
+            "collection": self.collection,
+            "embedding_model": self.embedder.name,
+            "embedding_dim": self.embedder.dim,
+            "count": count,
+        }
+
+    # -- opening and calls ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _opening(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as e:
+            if hasattr(self, "_client"):
+                release(self._client)  # a refused store must not stay held by this process
+            if self._writer_lock is not None:
+                self._writer_lock.close()
+                self._writer_lock = None
+            if isinstance(e, StoreError | UsageError):
+                raise
+            # Anything Chroma raises while opening means "cannot open", not a bug of ours.
+            msg = f"cannot open Chroma store at {self.location}: {one_line(e)}"
+            raise StoreError(msg) from e
+
+    @contextlib.contextmanager
+    def _calling(self) -> Iterator[None]:
+        with self._lock:
+            if self._closed:
+                msg = f"{self!r} is closed"
+                raise ValueError(msg)
+            try:
+                yield
+            except self._errors as e:
+                msg = f"Chroma store at {self.location}: {one_line(e)}"
+                raise StoreError(msg) from e
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        vectors = self.embedder.embed(texts)
+        if len(vectors) != len(texts) or any(len(v) != self.embedder.dim for v in vectors):
+            msg = f"embedder {self.embedder.name} returned vectors of the wrong number or size"
+            raise ValueError(msg)
+        return vectors
+
+    def _query(self, text: str, k: int, where: Where | None) -> list[Recalled]:
+        if k <= 0:
+            return []
+        vector = self._embed([text])[0]
+        with self._calling():
+            # Some Chroma versions raise when n_results exceeds the collection size: cap it.
+            n = min(k, self._collection.count())
+            if n == 0:
+                return []
+            res = self._collection.query(
+                query_embeddings=[vector],  # type: ignore[arg-type]
+                n_results=n,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+        # A query result holds one batch per query embedding; we sent one.
+        first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
+        pairs = zip(from_columns(first), first["distances"], strict=True)
+        return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
+
+
+class _Unresolved:
+    """Stands in for the embedder while `ChromaMemory.open` reads which model made the store."""
+
+    name = "(unresolved)"
+    dim = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        msg = "ChromaMemory.open resolves the embedder before any call"
+        raise AssertionError(msg)

@@ -1,0 +1,5 @@
+"""The `reflexion` command line (see reflexion.cli.main)."""
+
+from reflexion.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,83 @@
+"""The `reflexion` command: run, compare, report, and inspect memory and models.
+
+    reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
+    reflexion report runs/quadratic-20261122-120000
+    reflexion memory list runs/quadratic-20261122-120000
+
+Bad input is one line on stderr and exit code 2; nothing already written is touched. A run
+stopped by --max-tokens-total or --timeout exits 3; the same command resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from reflexion.cli.common import EXIT_USAGE, Parser, one_line
+from reflexion.core.errors import ReflexionError
+from reflexion.core.packages import check_packages
+from reflexion.core.version import VERSION
+
+
+def build_parser() -> Parser:
+    from reflexion.cli.memory import add_memory_parser
+    from reflexion.cli.models import add_models_parser
+    from reflexion.cli.run import add_run_parsers
+
+    parser = Parser(prog="reflexion", description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_run_parsers(sub)
+    add_memory_parser(sub)
+    add_models_parser(sub)
+    return parser
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("run", "compare"):
+        from reflexion.cli.run import cmd_run
+        from reflexion.core.loading import import_module
+        from reflexion.strategies import parse_strategies
+
+        for name in args.imports:
+            import_module(name)
+
+        text = args.strategy if args.command == "run" else args.strategies
+        return cmd_run(args, [s.name for s in parse_strategies(text)])
+    if args.command == "report":
+        from reflexion.cli.run import cmd_report
+
+        return cmd_report(args.run)
+    if args.command == "models":
+        from reflexion.cli.models import cmd_models
+
+        return cmd_models(args)
+    from reflexion.cli.memory import cmd_memory
+
+    return cmd_memory(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        check_packages()  # a foreign `memory` or `envs` would break imports far from the cause
+    except ReflexionError as exc:
+        print(f"reflexion: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    args = build_parser().parse_args(argv)
+    try:
+        return dispatch(args)
+    except ReflexionError as exc:
+        print(f"reflexion: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # `reflexion memory list RUN | head`: the reader left, not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's exit flush quiet
+        return 0
+    except KeyboardInterrupt:
+        print("reflexion: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""`reflexion memory list|show|search|export`: what the agent wrote to memory, and why.
+
+    reflexion memory list runs/quadratic-20261122-120000
+    reflexion memory show runs/quadratic-20261122-120000 3f9a0c1d2e4b5a69
+    reflexion memory search runs/quadratic-20261122-120000 "gradient step"
+    reflexion memory export runs/quadratic-20261122-120000 --format md --output lessons.md
+
+PATH is a run folder (its store, and its trace for `show`) or a Chroma store folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from memory.backend import StoreSettings
+from memory.registry import BACKENDS
+from reflexion.cli.common import typed
+from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.protocols import Memory
+from reflexion.core.records import Recalled, Reflection, Step
+from reflexion.loop.config import DEFAULT_EMBEDDER, positive
+from reflexion.loop.runfolder import RunFolder
+
+
+def add_memory_parser(sub: Any) -> None:
+    mem = sub.add_parser("memory", help="inspect the reflections stored in a run or store")
+    verbs = mem.add_subparsers(dest="verb", required=True, parser_class=type(mem))
+    for verb, help_text in (
+        ("list", "every reflection with its provenance"),
+        ("show", "one reflection, and every episode that recalled it"),
+        ("search", "reflections most similar to TEXT, with their similarity"),
+        ("export", "all reflections as JSONL or Markdown"),
+    ):
+        p = verbs.add_parser(verb, help=help_text)
+        p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
+        if verb == "show":
+            p.add_argument("id", help="reflection id (from `memory list`)")
+        if verb == "search":
+            p.add_argument("text", help="query text")
+            p.add_argument("--k", type=typed(positive), default=5, help="hits to print (default 5)")
+        if verb == "export":
+            p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
+            p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
+        p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    settings = _settings(args.path, args.chroma_url)
+    sources = _open_sources(settings, args.path)
+    everything = [r for _, memory in sources for r in memory.reflections()]
+    if args.verb == "list":
+        for label, memory in sources:
+            rs = memory.reflections()
+            print(f"{len(rs)} reflections in {label}")
+            for r in rs:
+                print(_line(r))
+    elif args.verb == "show":
+        found = next((r for r in everything if r.id == args.id), None)
+        if found is None:
+            msg = f"no reflection with id {args.id!r} in {args.path}"
+            raise UsageError(msg)
+        print(_describe(found, _recalls_of(args.path, found.id)))
+    elif args.verb == "search":
+        for hit in _search(sources, args.text, args.k, settings.embedder):
+            print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
+    else:
+        _export(everything, args.format, args.output)
+    return 0
+
+
+def _settings(path: Path, url: str | None) -> StoreSettings:
+    """Where the stores of a run folder are (as its config.json says), or `path` as a store."""
+    if url:
+        return StoreSettings(path, chroma_url=url)
+    if not path.exists():
+        msg = f"{path} does not exist"
+        raise UsageError(msg)
+    config = RunFolder(path).load_config()
+    if config is None:
+        return StoreSettings(path, memory=str(path))
+    embedder = str(config.get("embedder") or DEFAULT_EMBEDDER)
+    return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
+
+
+def _open_sources(settings: StoreSettings, path: Path) -> list[tuple[str, Memory]]:
+    """Every store a backend finds for this run folder (or store folder), with a label."""
+    sources: list[tuple[str, Memory]] = []
+    for backend in BACKENDS.values():
+        memory = backend.find(settings)
+        if memory is not None:
+            sources.append((_label(memory, backend.name, settings), memory))
+    if not sources:
+        msg = f"no memory store in {path}: no chroma.sqlite3 there and no window.jsonl"
+        raise StoreError(msg)
+    return sources
+
+
+def _label(memory: Memory, backend: str, settings: StoreSettings) -> str:
+    info = getattr(memory, "info", None)
+    if callable(info):
+        about = info()
+        model = f"embedding model {about['embedding_model']}, dim {about['embedding_dim']}"
+        return f"{about['location']} ({model})"
+    path = getattr(memory, "path", None)
+    return f"{path or settings.folder} (reflexion-{backend})"
+
+
+def _search(sources: list[tuple[str, Memory]], text: str, k: int, embedder: str) -> list[Recalled]:
+    """Hits from every source, most similar first. A store with no index of its own (the window
+    list) is embedded here, with the run's embedding model."""
+    from memory.embedders import embedder_for
+
+    hits: list[Recalled] = []
+    for _, memory in sources:
+        found = memory.search(text, k)
+        if all(h.similarity is not None for h in found):
+            hits += found
+            continue
+        rs = memory.reflections()
+        query, *vectors = embedder_for(embedder).embed([text, *(r.text for r in rs)])
+        for r, v in zip(rs, vectors, strict=True):
+            hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
+    return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
+
+
+def _line(r: Reflection) -> str:
+    text = " ".join(r.text.split())
+    text = text if len(text) <= 90 else text[:87] + "..."
+    return (
+        f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
+        f"score {r.score:.4g}  | {text}"
+    )
+
+
+def _recalls_of(path: Path, reflection_id: str) -> list[tuple[Step, float | None, float | None]]:
+    """Every recall step in the run's trace that returned this reflection: the step, its
+    similarity, and the visible score of the attempt made in that episode."""
+    if not (path / "trace.jsonl").exists():
+        return []
+    steps = RunFolder(path).steps()
+    scores = {
+        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
+        for s in steps
+        if s.kind == "score"
+    }
+    found = []
+    for step in steps:
+        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
+            if hit["id"] == reflection_id:
+                key = (step.strategy, step.task_id, step.seed, step.episode)
+                found.append((step, hit["similarity"], scores.get(key)))
+    return found
+
+
+def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | None]]) -> str:
+    lines = [f"{k}: {v}" for k, v in r.to_dict().items() if k != "text"]
+    lines += ["", r.text, ""]
+    if not recalls:
+        lines.append("never recalled in this run folder's trace")
+    for step, similarity, after in recalls:
+        sim = "n/a" if similarity is None else f"{similarity:.3f}"
+        # "helped" compares the attempt made with this lesson in context to the one it was
+        # written about: a hint, not a causal claim (other lessons were recalled alongside).
+        outcome = "" if after is None else f", score {r.score:.4g} -> {after:.4g}"
+        lines.append(
+            f"recalled by {step.strategy} task {step.task_id} seed {step.seed} "
+            f"episode {step.episode} (similarity {sim}{outcome})"
+        )
+    return "\n".join(lines)
+
+
+def _export(reflections: list[Reflection], fmt: str, output: Path | None) -> None:
+    if fmt == "jsonl":
+        text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reflections)
+    else:
+        parts = ["# Reflections\n"]
+        for r in reflections:
+            parts.append(
+                f"\n## {r.id}: {r.env}/{r.task_id}, episode {r.episode}\n\n"
+                f"- run {r.run_id}, strategy {r.strategy}, seed {r.seed}\n"
+                f"- score of the attempt: {r.score:.6g}\n\n{r.text}\n"
+            )
+        text = "".join(parts)
+    if output is None:
+        print(text, end="")
+        return
+    try:
+        with output.open("x", encoding="utf-8") as f:  # "x": never overwrite a file
+            f.write(text)
+    except OSError as exc:
+        msg = f"cannot write {output}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    print(f"wrote {len(reflections)} reflections to {output}")

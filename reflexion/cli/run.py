@@ -1,0 +1,110 @@
+"""`reflexion run`, `compare` and `report`. Their options come from RunConfig's fields, where
+each setting is declared once with its help, limits and default.
+
+    reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
+    reflexion report runs/quadratic-20261122-120000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from reflexion.cli.common import EXIT_STOPPED, typed
+from reflexion.core.errors import UsageError
+from reflexion.loop.config import RunConfig, flag_of
+
+ALL = "single,resample,correct,self-refine,reflexion,reflexion-window"
+
+
+def add_run_parsers(sub: Any) -> None:
+    run = sub.add_parser("run", help="run one strategy on an env's tasks")
+    run.add_argument("--strategy", required=True, help=ALL.replace(",", ", "))
+    add_config_options(run)
+    compare = sub.add_parser(
+        "compare",
+        help="run several strategies on the same tasks, seeds and budget, and print a "
+        "comparison table",
+    )
+    compare.add_argument("--strategies", default=ALL, help="comma-separated (default: all six)")
+    add_config_options(compare)
+    compare.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    report = sub.add_parser(
+        "report", help="rebuild a run folder's report (plots, report.md, report.html)"
+    )
+    report.add_argument("run", type=Path, help="a run folder with results.jsonl")
+
+
+def add_config_options(p: argparse.ArgumentParser) -> None:
+    """One option per RunConfig field that has one, with the field's help and default."""
+    p.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (the working folder is searched too); it may register "
+        "strategies, envs or memory backends (repeatable)",
+    )
+    for f in dataclasses.fields(RunConfig):
+        meta = f.metadata
+        if not meta["cli"]:
+            continue
+        default = f.default_factory() if callable(f.default_factory) else f.default
+        shown = default not in (None, "", {}, ())
+        help_text = meta["help"] + (f" (default {default})" if shown else "")
+        kwargs: dict[str, Any] = {"dest": f.name, "default": default, "help": help_text}
+        if meta["parse"] is not None:
+            kwargs["type"] = typed(meta["parse"])
+        if meta["choices"] is not None:
+            kwargs["choices"] = meta["choices"]
+        if f.name == "env":
+            kwargs |= {"required": True, "default": None}
+        p.add_argument(flag_of(f), **kwargs)
+
+
+def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
+    from reflexion.loop.runfolder import RunFolder
+    from reflexion.loop.runner import run
+    from reflexion.report.build import write_report
+    from reflexion.report.summary import format_table, summarize
+
+    names = [f.name for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
+    config = RunConfig(strategies=tuple(strategies), **{n: getattr(args, n) for n in names})
+    results = run(config, progress=not args.no_progress)
+    out = results.folder or Path(str(config.out))
+    if not results:
+        print("no trial finished")
+    elif args.command == "compare":
+        saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
+        report = write_report(out, results, saved)
+        print(format_table(report.summaries))
+        print(f"comparison: {report.files[0]}\nreport: {report.files[-1]}")
+    else:
+        print(format_table(summarize(results, strategies)))
+    print(f"run folder: {out}")
+    if results.stopped is not None:
+        print(results.stopped.message(), file=sys.stderr)
+        return EXIT_STOPPED
+    return 0
+
+
+def cmd_report(folder: Path) -> int:
+    """Rebuild comparison.json, the plots, report.md and report.html from results.jsonl."""
+    from reflexion.loop.runfolder import RunFolder
+    from reflexion.report.build import write_report
+    from reflexion.report.summary import format_table
+
+    results = RunFolder(folder).results()
+    if not results:
+        msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
+        raise UsageError(msg)
+    config = RunFolder(folder).load_config() or {"env": results[0].env, "run_id": results[0].run_id}
+    report = write_report(folder, results, config)
+    print(format_table(report.summaries))
+    print(f"report: {report.files[-1]}")
+    return 0

@@ -1,0 +1,39 @@
+"""Core types every layer shares: records, protocols, errors. Imports nothing else of ours."""
+
+from reflexion.core.errors import ReflexionError, StoreError, UsageError
+from reflexion.core.protocols import Actor, Embedder, Env, Memory, Trial
+from reflexion.core.records import (
+    Attempt,
+    Call,
+    Message,
+    Recalled,
+    RecallScope,
+    Reflection,
+    Score,
+    Step,
+    Task,
+    TaskResult,
+    Turn,
+)
+
+__all__ = [
+    "Actor",
+    "Attempt",
+    "Call",
+    "Embedder",
+    "Env",
+    "Memory",
+    "Message",
+    "Recalled",
+    "RecallScope",
+    "Reflection",
+    "ReflexionError",
+    "Score",
+    "Step",
+    "StoreError",
+    "Task",
+    "TaskResult",
+    "Trial",
+    "Turn",
+    "UsageError",
+]

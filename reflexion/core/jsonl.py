@@ -1,0 +1,78 @@
+"""Append-only JSON-lines files that survive a kill: flushed per record, a torn last line dropped.
+
+The run folder's trace and results and the window memory's file are all written this way:
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> log = JsonlLog(path); log.append({"n": 1}); log.close()
+    >>> _ = path.open("a").write('{"n": 2')  # a run killed half way through a line
+    >>> read_jsonl(path)
+    [{'n': 1}]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from reflexion.core.errors import UsageError
+
+JSON = dict[str, Any]
+
+
+def read_jsonl(path: Path) -> list[JSON]:
+    """Every complete record in `path`; a torn last line (no newline, or bad JSON) is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    records: list[JSON] = []
+    for number, line in enumerate(lines[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines) - 1:  # subtle: the last line may be torn even with its "\n"
+                break
+            msg = f"{path}: line {number} is not valid JSON; the file is damaged"
+            raise UsageError(msg) from None
+    return records
+
+
+class JsonlLog:
+    """Append-only JSON lines, flushed after every record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        _cut_torn_tail(path)
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+    def append(self, record: JSON) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def rewrite_jsonl(path: Path, records: list[Any]) -> None:
+    """Replace the file's records atomically (a crash leaves the old file or the new one)."""
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line with no newline, so the next append starts on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)

@@ -1,0 +1,153 @@
+"""The seams: Env, Memory, Embedder, Actor, and the Trial a strategy drives. Concrete classes need
+not inherit from these; `isinstance` works on the runtime-checkable ones.
+
+Optional hooks are Protocols too, so the runner asks `isinstance(env, ScriptedEnv)` instead of
+looking for an attribute by name:
+
+    >>> class Drill:
+    ...     name = "drill"
+    ...     def tasks(self): return []
+    ...     def score(self, task, candidate): ...
+    ...     def evaluate(self, task, candidate): ...
+    ...     def actor(self, seed): ...
+    >>> drill = Drill()
+    >>> isinstance(drill, Env), isinstance(drill, ScriptedEnv), isinstance(drill, SandboxedEnv)
+    (True, True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from typing import Protocol, runtime_checkable
+
+from reflexion.core.records import (
+    Attempt,
+    Call,
+    Recalled,
+    RecallScope,
+    Reflection,
+    Score,
+    Task,
+    Turn,
+)
+
+
+@runtime_checkable
+class Env(Protocol):
+    """A set of tasks with two signals. `score` is VISIBLE: it may reach feedback and reflections.
+    `evaluate` is HELD-OUT: it decides the reported result and must never reach a prompt."""
+
+    name: str
+
+    def tasks(self) -> Sequence[Task]: ...
+
+    def score(self, task: Task, candidate: str) -> Score: ...
+
+    def evaluate(self, task: Task, candidate: str) -> Score: ...
+
+
+@runtime_checkable
+class Actor(Protocol):
+    """The roles of the loop. A chat-model actor turns each into one LLM call; the quadratic env
+    has a scripted actor. Every method gets only visible information."""
+
+    async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call: ...
+
+    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call: ...
+
+    async def refine(self, task: Task, history: Sequence[Turn]) -> Call: ...
+
+    async def correct(self, task: Task, history: Sequence[Turn]) -> Call: ...
+
+    async def reflect(self, task: Task, attempt: Attempt) -> Call: ...
+
+
+@runtime_checkable
+class ScriptedEnv(Env, Protocol):
+    """An env that brings its own actor (the quadratic drill): it runs without a model."""
+
+    def actor(self, seed: int) -> Actor: ...
+
+
+@runtime_checkable
+class SandboxedEnv(Env, Protocol):
+    """An env that runs generated code; `sandbox()` says what holds it on this machine (recorded
+    in the run's config.json)."""
+
+    def sandbox(self) -> dict[str, object]: ...
+
+
+class Embedder(Protocol):
+    """Text to unit vectors; `name` and `dim` are stored with a memory, so stores never mix."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """An episodic store of reflections. `add` is idempotent by reflection id."""
+
+    def add(self, reflections: Sequence[Reflection]) -> None: ...
+
+    def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
+        """Up to k reflections that `scope` admits, most relevant first."""
+        ...
+
+    def search(self, text: str, k: int) -> list[Recalled]:
+        """Up to k reflections of any provenance, most similar first (for inspection)."""
+        ...
+
+    def get(self, reflection_id: str) -> Reflection | None: ...
+
+    def reflections(self) -> list[Reflection]:
+        """Every stored reflection, oldest first."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove these reflections; returns how many existed."""
+        ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A memory (or anything else) holding a file or a connection until `close()`."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Preloadable(Protocol):
+    """A model that can load its weights before the first call (the local GGUF model), so a bad
+    file is one clear error and the load time is not charged to the first trial."""
+
+    def load(self) -> None: ...
+
+
+class Trial(Protocol):
+    """What a strategy may do with one task x seed: call an actor role, score the candidate,
+    recall and remember lessons. The runner's trial records every step in the trace.
+
+        >>> async def single(trial: Trial) -> None:
+        ...     call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode=1)
+        ...     await trial.attempt(call, episode=1)
+    """
+
+    task: Task
+    actor: Actor
+    budget: int  # the most candidates this trial may produce
+
+    @property
+    def solved(self) -> bool:
+        """Solved by the VISIBLE signal: the only one a strategy may act on."""
+        ...
+
+    async def ask(self, call: Awaitable[Call], episode: int) -> Call: ...
+
+    async def attempt(self, call: Call, episode: int) -> Attempt: ...
+
+    async def recall(self, episode: int) -> list[Recalled]: ...
+
+    async def remember(self, call: Call, attempt: Attempt) -> Reflection | None: ...

@@ -1,0 +1,195 @@
+"""The LLM actor: each role is one call of a langchain-core chat model, timed and token-counted.
+
+    >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    >>> from langchain_core.messages import AIMessage
+    >>> import asyncio
+    >>> actor = ChatActor(GenericFakeChatModel(messages=iter([AIMessage("5")])))
+    >>> asyncio.run(actor.generate(Task("t", "Add 2 and 3."), (), sample=0)).output
+    '5'
+
+Greedy calls are deterministic, so an identical greedy prompt is answered once per run and the
+answer reused (e.g. the first answer of `single`, `self-refine` and `reflexion` is one prompt).
+A reused call still counts in the strategy's cost (its tokens and calls are what the strategy
+would spend on its own); it is marked `reused` in the trace, with the time it really took: 0.
+
+A call that fails transiently (timeout, lost connection, 429, 5xx) is retried
+(reflexion.loop.retry); one that fails for good is recorded on the attempt as `Call.error`, and
+the run goes on. An answer is kept as it came (empty or garbage: the env fails it), cut at
+MAX_OUTPUT_CHARS. Each call carries LangChain tags and metadata (strategy, task, seed, episode,
+role), so LangSmith or any callback handler can group them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+
+from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
+from reflexion.loop import prompts
+from reflexion.loop.config import ROLE_TOKENS
+from reflexion.loop.retry import RetryPolicy
+from reflexion.loop.trial import CALL_INFO
+
+MAX_OUTPUT_CHARS = 100_000  # a runaway answer must not fill the trace, the memory or a prompt
+
+
+class CallCache:
+    """Answers to greedy prompts, shared by every trial of a run. Concurrent identical requests
+    wait for the first one instead of calling the model again."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, asyncio.Future[Call]] = {}
+
+    async def get_or_call(self, key: str, make: Any) -> tuple[Call, bool]:
+        future = self._futures.get(key)
+        if future is not None:
+            try:
+                call: Call = await asyncio.shield(future)
+            except Exception:  # noqa: BLE001 - the first asker's failure: ask ourselves
+                return await make(), False
+            if not call.error:
+                return call, True
+            return await make(), False  # an error is not an answer: ask again, uncached
+        future = asyncio.get_running_loop().create_future()
+        self._futures[key] = future
+        try:
+            call = await make()
+        except BaseException as exc:
+            del self._futures[key]
+            future.set_exception(exc)
+            future.exception()  # subtle: mark it retrieved, so no "never retrieved" warning
+            raise
+        if call.error:  # a failure is not an answer: the next asker tries again
+            del self._futures[key]
+        future.set_result(call)
+        return call, False
+
+
+class ChatActor:
+    """Runs every role against one chat model.
+
+    Every role decodes greedily, except best-of-N samples after the first, which use
+    `temperature` and a seed derived from `seed` and the sample number.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        temperature: float = 0.8,
+        seed: int = 0,
+        max_tokens: Mapping[str, int] | None = None,
+        cache: CallCache | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+
+    async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
+        texts = [r.reflection.text for r in lessons]
+        msgs = prompts.generate_messages(task, texts)
+        if sample == 0:
+            return await self._call("generate", msgs)
+        sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
+        return await self._call("generate", msgs, sampling)
+
+    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
+        return await self._call("feedback", prompts.feedback_messages(task, history))
+
+    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
+        msgs = prompts.refine_messages(task, history, prompts.REFINE_REQUEST)
+        return await self._call("refine", msgs)
+
+    async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
+        msgs = prompts.refine_messages(task, history, prompts.CORRECT_REQUEST)
+        return await self._call("correct", msgs)
+
+    async def reflect(self, task: Task, attempt: Attempt) -> Call:
+        return await self._call("reflect", prompts.reflect_messages(task, attempt))
+
+    async def _call(
+        self, role: str, messages: list[BaseMessage], sampling: dict[str, Any] | None = None
+    ) -> Call:
+        params: dict[str, Any] = {"max_tokens": self.max_tokens[role], "temperature": 0.0}
+        params |= sampling or {}
+        prompt = tuple(Message(m.type, m.text) for m in messages)
+        if self.cache is None or params["temperature"] > 0:
+            return await self._invoke(role, prompt, messages, params)
+        key = json.dumps([[m.role, m.content] for m in prompt] + [params])
+        call, reused = await self.cache.get_or_call(
+            key, lambda: self._invoke(role, prompt, messages, params)
+        )
+        if not reused:
+            return call
+        return Call(
+            role,
+            prompt,
+            call.output,
+            call.input_tokens,
+            call.output_tokens,
+            0.0,
+            call.error,
+            cached_tokens=call.cached_tokens,
+            reused=True,
+        )
+
+    async def _invoke(
+        self,
+        role: str,
+        prompt: tuple[Message, ...],
+        msgs: list[BaseMessage],
+        params: dict[str, Any],
+    ) -> Call:
+        start = time.perf_counter()
+        bound, config = self.model.bind(**params), tracing_config(role)
+        outcome = await self.retry.call(lambda: bound.ainvoke(msgs, config=config))
+        latency, reply = time.perf_counter() - start, outcome.value
+        if reply is None:
+            error = outcome.error or "the model returned nothing"
+            return Call(role, prompt, "", latency_s=latency, error=error, retries=outcome.retries)
+        usage: dict[str, Any] = dict(getattr(reply, "usage_metadata", None) or {})
+        details = usage.get("input_token_details") or {}
+        return Call(
+            role,
+            prompt,
+            cap_output(reply.text),
+            input_tokens=int(usage.get("input_tokens", 0)),
+            output_tokens=int(usage.get("output_tokens", 0)),
+            latency_s=latency,
+            cached_tokens=int(details.get("cache_read", 0) or 0),
+            retries=outcome.retries,
+        )
+
+
+def tracing_config(role: str) -> RunnableConfig:
+    """LangChain's config for one call: a run name, tags and metadata saying which strategy,
+    task, seed, episode and role made it, so LangSmith (or any callback) can group the calls.
+
+    >>> tracing_config("reflect")["tags"]
+    ['reflexion', 'role:reflect']
+    """
+    info = CALL_INFO.get({})
+    tags = ["reflexion", f"role:{role}", *(f"{k}:{v}" for k, v in info.items() if k != "env")]
+    return {"run_name": f"reflexion.{role}", "tags": tags, "metadata": {**info, "role": role}}
+
+
+def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """`text`, or its first `limit` characters and a marker saying how much was cut.
+
+    >>> cap_output("abcdef", limit=2)
+    'ab\\n[... 4 more characters cut by reflexion]'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut by reflexion]"

@@ -1,0 +1,231 @@
+"""A run's settings, declared once. Each field of `RunConfig` carries its command-line help, its
+limits, and whether it changes what a trial does (`result`: a resumed folder must agree on it).
+The CLI builds its options from these fields, the report labels its facts with them, and the
+resume check compares the `result` ones.
+
+    >>> RunConfig(env="quadratic", strategies=("reflexion",)).episodes
+    4
+    >>> "episodes" in RESULT_FIELDS and "concurrency" not in RESULT_FIELDS
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Record
+
+# Output token limits per role: answers are whole programs; feedback and reflections are notes.
+ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+def positive(text: str) -> int:
+    """A whole number of at least 1 (a command-line value).
+
+    >>> positive("3")
+    3
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"expected a whole number, got {text!r}"
+        raise ValueError(msg) from None
+    if value < 1:
+        msg = f"expected a number of at least 1, got {value}"
+        raise ValueError(msg)
+    return value
+
+
+def role_limits(text: str) -> dict[str, int]:
+    """ "generate=512,reflect=128" -> {"generate": 512, "reflect": 128}."""
+    out: dict[str, int] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        role, _, value = item.partition("=")
+        try:
+            out[role.strip()] = int(value)
+        except ValueError:
+            msg = f"expected ROLE=N pairs, got {item!r}"
+            raise ValueError(msg) from None
+    return out
+
+
+def setting(
+    default: Any = None,
+    *,
+    help: str,  # noqa: A002 - argparse's name for it
+    parse: Callable[[str], Any] | None = None,
+    result: bool = False,
+    limits: tuple[float, float] | None = None,
+    choices: tuple[str, ...] | None = None,
+    flag: str | None = None,
+    label: str | None = None,
+    cli: bool = True,
+    factory: Callable[[], Any] | None = None,
+) -> Any:
+    """A RunConfig field with what the CLI, the report and the resume check need to know."""
+    metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
+    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class RunConfig(Record):
+    """What to run. `env` and `strategies` name an env and strategies (the Python API may pass
+    objects instead); every other field has a default."""
+
+    env: str = setting(
+        "",
+        help="quadratic (no LLM), humaneval[:N|:spread-N], jsonl:PATH, python:MODULE:ATTR, "
+        "or a name you registered",
+        result=True,
+    )
+    strategies: tuple[str, ...] = setting((), help="strategy names", cli=False)
+    out: str | None = setting(help="run folder (default runs/ENV-TIME); an existing one is resumed")
+    episodes: int = setting(
+        4,
+        help="most candidates per task for every strategy",
+        parse=positive,
+        result=True,
+        limits=(1, 100),
+        label="episodes (budget per task)",
+    )
+    tasks: int | None = setting(
+        help="run only the first N tasks", parse=positive, result=True, limits=(1, 100_000)
+    )
+    seeds: int = setting(1, help="run seeds 0..N-1", parse=positive, result=True, limits=(1, 1000))
+    model: str | None = setting(
+        help="a local model (qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b; smollm2-135m; "
+        "a .gguf path), openai:NAME, openai-compatible:URL[#MODEL], or python:MODULE:ATTR; "
+        "quadratic's scripted actor needs none",
+        result=True,
+    )
+    concurrency: int = setting(4, help="trials in flight", parse=positive, limits=(1, 256))
+    k: int = setting(
+        3, help="reflections recalled per episode", parse=positive, result=True, limits=(1, 100)
+    )
+    scope: str = setting(
+        "task",
+        help="recall from the same task only, or from any task by similarity",
+        choices=("task", "global"),
+        result=True,
+    )
+    memory_backend: str = setting(
+        "chroma",
+        help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
+        "ranked by similarity; window, the last k reflections of the task",
+        result=True,
+    )
+    memory: str | None = setting(
+        help="a Chroma store folder to share across runs (default: OUT/memory)", result=True
+    )
+    chroma_url: str | None = setting(
+        help="use a Chroma server (http://host:port) instead", result=True
+    )
+    embedder: str = setting(
+        DEFAULT_EMBEDDER,
+        help="embedding model of the memory (hash-N: a test-only hash embedder)",
+        result=True,
+    )
+    temperature: float = setting(
+        0.8,
+        help="sampling temperature of best-of-N samples after the first; every other call "
+        "decodes greedily",
+        parse=float,
+        result=True,
+    )
+    seed: int = setting(0, help="sampling seed", parse=int, result=True)
+    max_tokens: dict[str, int] = setting(
+        help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
+        "generate/refine/correct 512, feedback 256, reflect 192)",
+        parse=role_limits,
+        result=True,
+        factory=dict,
+    )
+    retries: int = setting(
+        3,
+        help="more tries of a model call that failed transiently (timeout, lost connection, "
+        "HTTP 429 or 5xx), with exponential backoff from 0.5 s; then the attempt fails",
+        parse=int,
+    )
+    call_timeout: float = setting(
+        600.0,
+        help="seconds one model call may take; a slower one counts as a transient failure",
+        parse=float,
+    )
+    max_tokens_total: int | None = setting(
+        help="stop once this invocation's model calls used N tokens: no new trial starts, "
+        "trials in flight are cancelled, finished ones are kept; exit code 3, and the same "
+        "command (a larger budget allowed) resumes the run",
+        parse=int,
+    )
+    timeout_s: float | None = setting(
+        help="stop after this many seconds, as --max-tokens-total does (exit code 3)",
+        parse=float,
+        flag="--timeout",
+    )
+    run_id: str = setting("", help="the run's id (given by the run folder)", cli=False)
+
+    def validate(self) -> None:
+        """Raise a one-line UsageError for a setting out of its range."""
+        for f in dataclasses.fields(self):
+            limits, value = f.metadata["limits"], getattr(self, f.name)
+            if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
+                msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
+                raise UsageError(msg)
+        if self.scope not in ("task", "global"):
+            msg = f"--scope must be 'task' or 'global', got {self.scope!r}"
+            raise UsageError(msg)
+        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
+            msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
+            raise UsageError(msg)
+        for role, limit in self.max_tokens.items():
+            if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
+                roles = ", ".join(ROLE_TOKENS)
+                msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
+                raise UsageError(msg)
+        self._validate_faults_and_budget()
+
+    def _validate_faults_and_budget(self) -> None:
+        if not 0 <= self.retries <= 100:
+            msg = f"--retries must be between 0 and 100, got {self.retries}"
+            raise UsageError(msg)
+        seconds = {"call-timeout": self.call_timeout, "timeout": self.timeout_s}
+        for name, value in seconds.items():
+            if value is not None and not (0 < value <= 10**7 and math.isfinite(value)):
+                msg = f"--{name} must be a number of seconds above 0, got {value}"
+                raise UsageError(msg)
+        if self.max_tokens_total is not None and self.max_tokens_total < 1:
+            msg = f"--max-tokens-total must be at least 1, got {self.max_tokens_total}"
+            raise UsageError(msg)
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    """The command-line flag of a RunConfig field ("--call-timeout" for call_timeout)."""
+    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def label_of(f: dataclasses.Field[Any]) -> str:
+    """How the report names a field."""
+    return str(f.metadata.get("label") or f.name.replace("_", " "))
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+# Fields that change what a trial does: a resumed folder must agree on all of them. Retries and
+# budgets are not among them, so a resume may raise them.
+RESULT_FIELDS = tuple(name for name, f in FIELDS.items() if f.metadata["result"])
+
+
+def default_of(name: str) -> Any:
+    """The default of a field: what a config.json written before the field existed meant."""
+    f = FIELDS[name]
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default

@@ -1,0 +1,87 @@
+"""The prompts of the LLM roles, as langchain-core templates.
+
+Self-Refine and `correct` keep one growing conversation (task, y0, fb0, y1, ...), so each prompt
+extends the previous one: a runtime with a prefix cache reprocesses only the new turns.
+
+    >>> msgs = generate_messages(Task("t", "Add 2 and 3."), lessons=["Check the sign."])
+    >>> [m.type for m in msgs]
+    ['system', 'human']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from reflexion.core.records import Attempt, Task, Turn
+
+SYSTEM = "You are a careful problem solver. Answer the task completely."
+
+GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
+LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"
+
+# The feedback request sees the VISIBLE result of the last answer, never the held-out one.
+FEEDBACK_REQUEST = (
+    "Result of checking this answer: {result}\n\n"
+    "Give specific, actionable feedback in at most five short points: what is wrong and how to "
+    "fix it. Do not rewrite the answer. "
+    "If the answer is correct and needs no change, end with a line that says STOP."
+)
+REFINE_REQUEST = "Using the feedback above, write an improved, complete answer to the task."
+CORRECT_REQUEST = (
+    "There might be an error in the answer above because of a lack of understanding of the "
+    "task. Please correct the error, if any, and rewrite the complete answer."
+)
+REFLECT = ChatPromptTemplate.from_messages(
+    [
+        ("system", "You diagnose failed attempts so that the next attempt succeeds."),
+        (
+            "human",
+            "Task:\n{task}\n\nYour attempt:\n{candidate}\n\nResult of checking it: {result}\n\n"
+            "In a few sentences, say why the attempt failed and give a concrete plan for the "
+            "next attempt. Do not write the full answer.",
+        ),
+    ]
+)
+CONVERSATION = ChatPromptTemplate.from_messages(
+    [("system", SYSTEM), ("human", "{task}"), MessagesPlaceholder("history")]
+)
+
+
+def generate_messages(task: Task, lessons: Sequence[str]) -> list[BaseMessage]:
+    text = LESSONS_HEADER + "\n".join(f"- {x}" for x in lessons) if lessons else ""
+    return GENERATE.format_messages(task=task.prompt, lessons=text)
+
+
+def reflect_messages(task: Task, attempt: Attempt) -> list[BaseMessage]:
+    return REFLECT.format_messages(
+        task=task.prompt, candidate=attempt.candidate, result=attempt.score.feedback
+    )
+
+
+def refine_messages(task: Task, history: Sequence[Turn], request: str) -> list[BaseMessage]:
+    """task, y0, fb0, ..., yt, fbt, then `request` (refine, or the generic correction)."""
+    turns = _conversation(history, request)
+    turns.append(HumanMessage(request))
+    return CONVERSATION.format_messages(task=task.prompt, history=turns)
+
+
+def feedback_messages(task: Task, history: Sequence[Turn]) -> list[BaseMessage]:
+    """The refine conversation up to the last answer, then a request for feedback on it."""
+    turns = _conversation(history, REFINE_REQUEST)
+    turns.append(HumanMessage(FEEDBACK_REQUEST.format(result=history[-1].attempt.score.feedback)))
+    return CONVERSATION.format_messages(task=task.prompt, history=turns)
+
+
+def _conversation(history: Sequence[Turn], request: str) -> list[BaseMessage]:
+    turns: list[BaseMessage] = []
+    for i, turn in enumerate(history):
+        if i:
+            turns.append(HumanMessage(request))
+        turns.append(AIMessage(turn.attempt.candidate))
+        if turn.feedback is not None:
+            turns.append(HumanMessage(FEEDBACK_REQUEST.format(result=turn.attempt.score.feedback)))
+            turns.append(AIMessage(turn.feedback))
+    return turns

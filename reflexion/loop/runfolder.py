@@ -1,0 +1,128 @@
+"""The run folder: config.json, trace.jsonl, results.jsonl (and the memory store beside them).
+
+Writing is append-only and flushed per record, so a killed run loses at most the line it was
+writing. A half-written last line is dropped (and cut off the file before the next append).
+Re-opening a folder resumes it: finished task x strategy x seed trials are skipped, and the trace
+of trials that were cut off is moved to trace.interrupted.jsonl, so trace.jsonl holds each
+finished trial's steps exactly once.
+
+    >>> folder = RunFolder(Path("runs/demo"))          # doctest: +SKIP
+    >>> done = {r.key for r in folder.results()}        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from reflexion.core.errors import UsageError
+from reflexion.core.jsonl import JsonlLog, read_jsonl, rewrite_jsonl
+from reflexion.core.records import JSON, Step, TaskResult
+
+CONFIG, TRACE, RESULTS, INTERRUPTED = (
+    "config.json",
+    "trace.jsonl",
+    "results.jsonl",
+    "trace.interrupted.jsonl",
+)
+
+
+class RunFolder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._trace: JsonlLog | None = None
+        self._results: JsonlLog | None = None
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG
+
+    def load_config(self) -> JSON | None:
+        if not self.config_path.exists():
+            return None
+        try:
+            data: JSON = json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            msg = f"{self.config_path} is not a readable config: {exc}"
+            raise UsageError(msg) from None
+        return data
+
+    def check_writable(self, extra: Sequence[str] = ()) -> None:
+        """Refuse, before anything is written, a folder (or a record in it) we may not write:
+        a run that found out half way would stop with a traceback, the folder changed. `extra`:
+        more files the run writes here (a memory backend's)."""
+        # the folder, or the nearest one above it that exists: where it would be made
+        try:
+            folder = next(p for p in [self.path, *self.path.parents] if p.exists())
+        except OSError as exc:  # a folder above it we may not look into
+            msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
+            raise UsageError(msg) from None
+        if not folder.is_dir():
+            why = f"{folder} is not a folder"
+        else:
+            ours = [folder / name for name in (CONFIG, TRACE, RESULTS, INTERRUPTED, *extra)]
+            mine = ours if folder == self.path else []
+            locked = [p for p in [folder, *mine] if p.exists() and not _writable(p)]
+            if not locked:
+                return
+            why = f"{'it' if locked[0] == self.path else locked[0]} is read-only"
+        msg = f"cannot write the run folder {self.path}: {why}"
+        raise UsageError(msg)
+
+    def save_config(self, config: JSON) -> None:
+        """Write config.json atomically (a crash leaves the old or the new one, never half)."""
+        tmp = self.config_path.with_suffix(".json.tmp")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, self.config_path)
+        except OSError as exc:
+            msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
+            raise UsageError(msg) from None
+
+    def results(self) -> list[TaskResult]:
+        return [TaskResult.from_dict(r) for r in read_jsonl(self.path / RESULTS)]
+
+    def steps(self) -> list[Step]:
+        return [Step.from_dict(r) for r in read_jsonl(self.path / TRACE)]
+
+    def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
+        """Move trace steps of trials with no result to trace.interrupted.jsonl; return them."""
+        done = set(done)
+        trace = self.path / TRACE
+        records = read_jsonl(trace)
+        keep = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) in done]
+        moved = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
+        if not moved:
+            return []
+        # Append the moved steps first: if we die between the two writes, they exist twice
+        # (once in each file), never zero times.
+        side = JsonlLog(self.path / INTERRUPTED)
+        for record in moved:
+            side.append(record)
+        side.close()
+        rewrite_jsonl(trace, keep)
+        return moved
+
+    def write_step(self, step: Step) -> None:
+        if self._trace is None:
+            self._trace = JsonlLog(self.path / TRACE)
+        self._trace.append(step.to_dict())
+
+    def write_result(self, result: TaskResult) -> None:
+        if self._results is None:
+            self._results = JsonlLog(self.path / RESULTS)
+        self._results.append(result.to_dict())
+
+    def close(self) -> None:
+        for log in (self._trace, self._results):
+            if log is not None:
+                log.close()
+        self._trace = self._results = None
+
+
+def _writable(path: Path) -> bool:
+    """By us: write permission (and search, for a folder), on a file system mounted writable."""
+    return os.access(path, os.W_OK | os.X_OK if path.is_dir() else os.W_OK)

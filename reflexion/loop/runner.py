@@ -1,0 +1,111 @@
+"""Tasks x strategies x seeds, run concurrently into one run folder, resumable.
+
+From Python, with any langchain-core chat model (`arun` inside a running event loop, as in
+Jupyter):
+
+    >>> from reflexion import RunConfig, run
+    >>> results = run(RunConfig(env="quadratic", strategies=("self-refine", "reflexion"),
+    ...                         episodes=5))                                # doctest: +SKIP
+    >>> run(RunConfig(strategies=("reflexion",)), env=MyEnv(),
+    ...     model=ChatOpenAI(model="gpt-4o-mini"))                          # doctest: +SKIP
+
+A run with `max_tokens_total` or `timeout_s` may stop early: the results returned then say why
+in `.stopped`, and the same call again resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Actor, Env, Memory
+from reflexion.loop.budget import Budget, RunResults
+from reflexion.loop.config import RunConfig
+from reflexion.loop.schedule import Trials, run_jobs
+from reflexion.loop.setup import ActorFor, Injected, Plan, close_all, prepare
+from reflexion.strategies import Strategy
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+
+def run(
+    config: RunConfig,
+    *,
+    model: BaseChatModel | None = None,
+    env: Env | None = None,
+    memory: Memory | None = None,
+    actor: Actor | ActorFor | None = None,
+    strategies: Sequence[Strategy] = (),
+    progress: bool = False,
+) -> RunResults:
+    """Run (or resume) every trial of `config`; returns all results in the folder (if a budget
+    stopped the run, those so far, and why in `.stopped`).
+
+    Objects may stand in for names in the config: `model` for `--model`, `env` for `--env`,
+    `memory` for the memory backend of every strategy that keeps lessons, `actor` (an Actor, or
+    a function of the seed that makes one) for the model's roles, and `strategies` for
+    strategies not in the registry (named in `config.strategies`, or all run when it is empty).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        given = Injected(model, env, memory, actor, tuple(strategies))
+        return asyncio.run(_run(config, given, progress))
+    msg = (
+        "run() was called inside a running event loop (Jupyter, an async app), which "
+        "asyncio.run cannot start another in: use `await arun(...)` there, with the same arguments"
+    )
+    raise UsageError(msg)
+
+
+async def arun(
+    config: RunConfig,
+    *,
+    model: BaseChatModel | None = None,
+    env: Env | None = None,
+    memory: Memory | None = None,
+    actor: Actor | ActorFor | None = None,
+    strategies: Sequence[Strategy] = (),
+    progress: bool = False,
+) -> RunResults:
+    """`run`, for a caller already inside an event loop: `results = await arun(config, ...)`."""
+    return await _run(config, Injected(model, env, memory, actor, tuple(strategies)), progress)
+
+
+async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults:
+    budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
+    plan = prepare(config, given)
+    try:
+        plan.folder.save_config(plan.saved)  # only once every input has been checked
+        done = {r.key for r in plan.folder.results()}
+        _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
+        jobs = [job for job in _jobs(plan) if job not in done]
+        trials = Trials(plan, budget.tap(plan.folder.write_step))
+        cut = await run_jobs(jobs, trials, plan.folder, budget, progress)
+    finally:
+        plan.folder.close()
+        close_all(plan.owned)
+    wanted = set(_jobs(plan))
+    results = RunResults(r for r in plan.folder.results() if r.key in wanted)
+    results.stopped = budget.stop() if cut else None
+    results.folder = plan.folder.path
+    return results
+
+
+def _jobs(plan: Plan) -> list[tuple[str, str, int]]:
+    c = plan.config
+    return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in plan.tasks]
+
+
+def _forget_interrupted(moved: list[dict[str, Any]], memories: dict[str, Memory]) -> None:
+    """Reflections written by trials that were cut off are superseded by their re-run: drop them
+    from the store (their text stays in trace.interrupted.jsonl), so no one recalls them."""
+    for strategy, memory in memories.items():
+        ids = [
+            s["data"]["id"] for s in moved if s["kind"] == "remember" and s["strategy"] == strategy
+        ]
+        if ids:
+            memory.delete(ids)

@@ -1,0 +1,95 @@
+"""Running a run's trials concurrently, under its token and time budget.
+
+>>> trials = Trials(plan, budget.tap(folder.write_step))                      # doctest: +SKIP
+>>> cut = asyncio.run(run_jobs(jobs, trials, folder, budget, progress=False))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reflexion.core.records import Step, Task, TaskResult
+from reflexion.loop.budget import Budget
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.setup import Plan
+from reflexion.loop.trial import RecordedTrial
+
+Job = tuple[str, str, int]  # strategy, task id, seed
+
+
+@dataclass(frozen=True)
+class Trials:
+    """What every trial of a run shares; `sink` writes (and charges) its trace steps."""
+
+    plan: Plan
+    sink: Callable[[Step], None]
+    tasks: dict[str, Task] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", {t.id: t for t in self.plan.tasks})
+
+    async def run(self, strategy: str, task_id: str, seed: int) -> TaskResult:
+        p, c = self.plan, self.plan.config
+        trial = RecordedTrial(
+            c.run_id,
+            strategy,
+            p.env,
+            self.tasks[task_id],
+            p.actor_for(seed),
+            seed,
+            c.episodes,
+            self.sink,
+            p.memories.get(strategy),
+            k=c.k,
+            scope=c.scope,
+        )
+        await p.strategies[strategy].run(trial)
+        return trial.result()
+
+
+async def run_jobs(
+    jobs: list[Job],
+    trials: Trials,
+    folder: RunFolder,
+    budget: Budget,
+    progress: bool,
+) -> bool:
+    """Run every job; True if the budget ran out first. Then every trial not finished is
+    cancelled, its partial trace left for the next resume to set aside."""
+    gate = asyncio.Semaphore(trials.plan.config.concurrency)
+    bar = _progress_bar(len(jobs), progress)
+
+    async def one(strategy: str, task_id: str, seed: int) -> None:
+        async with gate:
+            folder.write_result(await trials.run(strategy, task_id, seed))
+            bar.update(1)
+
+    tasks = [asyncio.ensure_future(one(*job)) for job in jobs]
+
+    def cancel_all() -> None:
+        for t in tasks:
+            t.cancel()
+
+    budget.on_spent(cancel_all)
+    clock = asyncio.ensure_future(budget.clock())
+    try:
+        await asyncio.gather(*tasks)  # our bugs raise
+    except asyncio.CancelledError:
+        if budget.spent is None:
+            raise  # we were cancelled ourselves (Ctrl-C)
+        await asyncio.gather(*tasks, return_exceptions=True)  # let the trials unwind
+        return True
+    finally:
+        clock.cancel()
+        cancel_all()  # e.g. after our bug in one trial: leave no other trial running
+        bar.close()
+    return False
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="trials", unit="trial", disable=not enabled or total == 0)

@@ -1,0 +1,221 @@
+"""Everything a run needs before its first trial, checked before anything is written: the env and
+its tasks, the strategies, the actor (a model, or the env's scripted one), the memories, and the
+run folder bound to the config (a new run id, or the resumed folder's, whose settings must agree).
+
+    >>> plan = prepare(RunConfig(env="quadratic", strategies=("reflexion-window",)),
+    ...                Injected())                                        # doctest: +SKIP
+    >>> plan.config.run_id                                                # doctest: +SKIP
+    '3f9a0c1d2e4b'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envs.registry import make_env
+from memory.backend import StoreSettings
+from memory.registry import get_backend
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Actor, Env, Memory, Preloadable, SandboxedEnv, ScriptedEnv
+from reflexion.core.records import Task
+from reflexion.loop.config import RESULT_FIELDS, RunConfig, default_of
+from reflexion.loop.runfolder import RunFolder
+from reflexion.strategies import RUN_MEMORY, Strategy, parse_strategies
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+ActorFor = Callable[[int], Actor]  # seed -> the actor of that seed's trials
+
+
+@dataclass(frozen=True)
+class Injected:
+    """Objects a Python caller passes instead of names in the config."""
+
+    model: BaseChatModel | None = None
+    env: Env | None = None
+    memory: Memory | None = None  # used by every strategy that keeps lessons
+    actor: Actor | ActorFor | None = None
+    strategies: Sequence[Strategy] = ()
+
+
+@dataclass
+class Plan:
+    """A run ready to start: nothing of it is written yet."""
+
+    config: RunConfig
+    env: Env
+    tasks: list[Task]
+    strategies: dict[str, Strategy]
+    folder: RunFolder
+    saved: dict[str, Any]  # what config.json will hold
+    actor_for: ActorFor
+    memories: dict[str, Memory] = field(default_factory=dict)  # by strategy name
+    owned: list[Memory] = field(default_factory=list)  # opened here: closed by the runner
+
+
+def prepare(config: RunConfig, given: Injected) -> Plan:
+    """Check every input and open what the run needs; raises UsageError (nothing written)."""
+    config.validate()
+    env = given.env or make_env(config.env)
+    config = _named(config, env, given)
+    strategies = parse_strategies(",".join(config.strategies), given.strategies)
+    tasks = _select_tasks(env, config.tasks)
+    folder = RunFolder(Path(config.out or default_out(config.env)))
+    config = dataclasses.replace(config, out=str(folder.path))
+    backends = _backends(config, strategies, given.memory)
+    files = [f for name in set(backends.values()) for f in get_backend(name).files]
+    folder.check_writable(files)
+    config, saved = bind_folder(folder, config)
+    if isinstance(env, SandboxedEnv) and "sandbox" not in saved:
+        saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
+    plan = Plan(
+        config,
+        env,
+        tasks,
+        {s.name: s for s in strategies},
+        folder,
+        saved,
+        _actors(env, config, given),
+    )
+    _open_memories(plan, backends, given.memory)
+    return plan
+
+
+def default_out(env: str) -> Path:
+    """runs/ENV-TIME, the folder of a run given none."""
+    slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)[:40]
+    return Path("runs") / f"{slug}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _named(config: RunConfig, env: Env, given: Injected) -> RunConfig:
+    """The config with names for what was passed as objects, so config.json records them and a
+    resume with other objects is refused like one with other names."""
+    changes: dict[str, Any] = {}
+    if not config.env:
+        changes["env"] = env.name
+    if not config.strategies:
+        changes["strategies"] = tuple(s.name for s in given.strategies)
+    if given.actor is not None:
+        changes["model"] = f"actor:{type(given.actor).__name__}"
+    elif given.model is not None and config.model is None:
+        name = getattr(given.model, "model_name", None) or getattr(given.model, "model", "")
+        changes["model"] = f"object:{type(given.model).__name__}:{name}"
+    elif config.model is None and not isinstance(env, ScriptedEnv):
+        from reflexion.models.files import DEFAULT_MODEL
+
+        changes["model"] = DEFAULT_MODEL
+    if given.memory is not None:
+        changes["memory_backend"] = f"object:{type(given.memory).__name__}"
+    return dataclasses.replace(config, **changes)
+
+
+def _select_tasks(env: Env, count: int | None) -> list[Task]:
+    tasks = list(env.tasks())
+    if count is not None and count > len(tasks):
+        msg = f"--tasks {count} is more than the {len(tasks)} tasks of env {env.name!r}"
+        raise UsageError(msg)
+    return tasks[:count]
+
+
+def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[str, Any]]:
+    """The config to run with and the config.json to save. A new folder gets a new run id; an
+    existing one must agree on every setting that changes results, and keeps its run id."""
+    old = folder.load_config()
+    if old is None:
+        config = dataclasses.replace(config, run_id=config.run_id or uuid.uuid4().hex[:12])
+        return config, config.to_dict() | {"created": time.time()}
+    for name in RESULT_FIELDS:
+        mine, theirs = getattr(config, name), old.get(name, default_of(name))
+        if mine != theirs:
+            msg = (
+                f"{folder.path} was run with {name}={theirs!r}, not {mine!r}; "
+                "use another --out folder or the same settings to resume"
+            )
+            raise UsageError(msg)
+    strategies = list(dict.fromkeys([*old["strategies"], *config.strategies]))
+    return dataclasses.replace(config, run_id=old["run_id"]), old | {"strategies": strategies}
+
+
+def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
+    if given.actor is not None:
+        actor = given.actor
+        return (lambda seed: actor) if isinstance(actor, Actor) else actor
+    model = given.model
+    if model is None and config.model is not None:
+        from reflexion.models.registry import load_model
+
+        model = load_model(config.model)
+    if model is not None:
+        return _chat_actors(model, config)
+    if not isinstance(env, ScriptedEnv):
+        msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
+        raise UsageError(msg)
+    return env.actor
+
+
+def _chat_actors(model: BaseChatModel, config: RunConfig) -> ActorFor:
+    from reflexion.loop.actor import CallCache, ChatActor
+    from reflexion.loop.retry import RetryPolicy
+
+    if isinstance(model, Preloadable):
+        model.load()  # e.g. the local model: fail on a bad file before any trial starts
+    cache = CallCache()  # one cache: identical greedy prompts are answered once
+    retry = RetryPolicy(retries=config.retries, call_timeout_s=config.call_timeout)
+    return lambda seed: ChatActor(
+        model,
+        temperature=config.temperature,
+        seed=config.seed * 100_003 + seed,
+        max_tokens=config.max_tokens,
+        cache=cache,
+        retry=retry,
+    )
+
+
+def _backends(
+    config: RunConfig, strategies: Sequence[Strategy], memory: Memory | None
+) -> dict[str, str]:
+    """The memory backend of each strategy that keeps lessons (an injected memory: none)."""
+    out: dict[str, str] = {}
+    for s in strategies:
+        if s.memory == RUN_MEMORY and memory is None:
+            out[s.name] = config.memory_backend
+        elif s.memory is not None and s.memory != RUN_MEMORY:
+            out[s.name] = s.memory
+    for name in set(out.values()):
+        get_backend(name)  # an unknown name fails here, before anything is written
+    return out
+
+
+def _open_memories(plan: Plan, backends: dict[str, str], memory: Memory | None) -> None:
+    """One store per backend, shared by the strategies that use it."""
+    c = plan.config
+    settings = StoreSettings(plan.folder.path, c.memory, c.chroma_url, c.embedder)
+    opened: dict[str, Memory] = {}
+    try:
+        for strategy, name in backends.items():
+            if name not in opened:
+                opened[name] = get_backend(name).open(settings)
+                plan.owned.append(opened[name])
+            plan.memories[strategy] = opened[name]
+    except BaseException:
+        close_all(plan.owned)
+        raise
+    if memory is not None:
+        for s in plan.strategies.values():
+            if s.memory == RUN_MEMORY:
+                plan.memories[s.name] = memory
+
+
+def close_all(memories: Sequence[Memory]) -> None:
+    from reflexion.core.protocols import Closable
+
+    for memory in memories:
+        if isinstance(memory, Closable):
+            memory.close()

@@ -1,0 +1,159 @@
+"""The embedded default model: a GGUF chat model run in this process on the CPU, as a
+langchain-core `BaseChatModel`.
+
+The runtime is xllamacpp (llama.cpp's server compiled into a prebuilt wheel): it installs in about
+a second, where llama-cpp-python builds from source for ~9 minutes on 2 cores, at the same decode
+speed. Its server keeps one KV cache per slot and, with `cache_prompt`, reuses the longest
+prefix a new prompt shares with the last one in that slot: Self-Refine's prompt grows by
+appending, so most of each refine prompt is not processed again (`cached_tokens` in the usage).
+
+    >>> model = ChatLocalGGUF.named("smollm2-135m")                       # doctest: +SKIP
+    >>> model.invoke("Say hi.").text                                      # doctest: +SKIP
+    'Hi! How can I help you today?'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+from reflexion.core.errors import UsageError
+
+ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+class ChatLocalGGUF(BaseChatModel):
+    """A chat model over a local GGUF file; loaded once per process per (file, slots, context).
+
+    `parallel` slots decode concurrent requests in one batch, which on a CPU gives more tokens per
+    second in total than one request at a time; each slot has `context` tokens.
+    """
+
+    path: str
+    context: int = 4096  # tokens per slot
+    parallel: int = 1
+    threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    max_tokens: int = 512
+    temperature: float = 0.0  # greedy by default
+    seed: int = 0
+
+    _servers: ClassVar[dict[tuple[str, int, int, int], Any]] = {}
+    _load_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def named(cls, name: str, **kwargs: Any) -> ChatLocalGGUF:
+        """A model by its package name (see reflexion.models.files.MODELS) or a .gguf path."""
+        from reflexion.models.files import MODELS, gguf_path
+
+        if name in MODELS:
+            return cls(path=str(gguf_path(name)), **kwargs)
+        if name.endswith(".gguf") and Path(name).is_file():
+            return cls(path=name, **kwargs)
+        msg = f"unknown local model {name!r}: use one of {', '.join(MODELS)} or a .gguf file path"
+        raise UsageError(msg)
+
+    @property
+    def _llm_type(self) -> str:
+        return "local-gguf"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"path": self.path, "context": self.context, "temperature": self.temperature}
+
+    def load(self) -> None:
+        """Load the weights now (the runner calls this before any trial starts, so a bad file is
+        one clear error and the load time is not charged to whichever trial came first)."""
+        try:
+            self._server()
+        except RuntimeError as exc:
+            msg = f"cannot load the local model {self.path}: {exc}"
+            raise UsageError(msg) from None
+
+    def _server(self) -> Any:
+        key = (self.path, self.context, self.parallel, self.threads)
+        with self._load_lock:
+            if key not in self._servers:
+                self._servers[key] = _start_server(*key)
+            return self._servers[key]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request = {
+            "messages": [{"role": ROLES.get(m.type, m.type), "content": m.text} for m in messages],
+            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
+            "temperature": float(kwargs.get("temperature", self.temperature)),
+            "seed": int(kwargs.get("seed", self.seed)),
+            "cache_prompt": True,
+        }
+        if stop:
+            request["stop"] = stop
+        reply = self._server().handle_chat_completions(request)
+        return _to_result(reply if isinstance(reply, dict) else json.loads(reply))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # The server call blocks; a worker thread lets concurrent episodes share its slots.
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
+
+def _start_server(path: str, context: int, parallel: int, threads: int) -> Any:
+    try:
+        import xllamacpp
+    except ImportError:
+        msg = "the local model needs xllamacpp: pip install xllamacpp"
+        raise UsageError(msg) from None
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = context * parallel  # llama.cpp splits the context evenly between slots
+    params.n_parallel = parallel
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    # llama.cpp logs every slot event to stderr; REFLEXION_LLAMA_LOG=1 keeps it for debugging.
+    params.verbosity = 3 if os.environ.get("REFLEXION_LLAMA_LOG") else -1
+    return xllamacpp.Server(params)
+
+
+def _to_result(reply: dict[str, Any]) -> ChatResult:
+    if "error" in reply:
+        msg = f"local model error: {reply['error']}"
+        raise RuntimeError(msg)
+    choice = reply["choices"][0]
+    usage = reply.get("usage") or {}
+    if isinstance(usage, str):
+        usage = json.loads(usage)
+    prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0))
+    message = AIMessage(
+        content=choice["message"].get("content") or "",
+        usage_metadata={
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "total_tokens": prompt + completion,
+            "input_token_details": {"cache_read": cached},
+        },
+        response_metadata={
+            "finish_reason": choice.get("finish_reason"),
+            "timings": reply.get("timings"),
+        },
+    )
+    return ChatResult(generations=[ChatGeneration(message=message)])

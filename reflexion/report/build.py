@@ -1,0 +1,125 @@
+"""The report files written into a run folder.
+
+`write_report` turns results.jsonl + config.json into comparison.json, two PNG plots,
+report.md and a self-contained report.html:
+
+>>> report = write_report(Path("runs/x"), results, config)      # doctest: +SKIP
+>>> [p.name for p in report.files]                              # doctest: +SKIP
+['comparison.json', 'success_by_episode.png', 'success_by_tokens.png', 'report.md', 'report.html']
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reflexion.core.errors import UsageError
+from reflexion.core.records import TaskResult
+from reflexion.loop.config import FIELDS, RESULT_FIELDS, default_of, label_of
+from reflexion.report.pages import Page, render_html, render_markdown
+from reflexion.report.plots import plot_by_cost, plot_by_episode
+from reflexion.report.stats import RESAMPLES
+from reflexion.report.summary import COLUMNS, Summary, summarize, table_rows
+
+COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
+BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"
+
+
+def write_comparison(folder: Path, summaries: Sequence[Summary], config: dict[str, Any]) -> Path:
+    """comparison.json: the config and every Summary (rates, intervals, costs and curves)."""
+    path = folder / COMPARISON
+    data = {"config": config, "strategies": [s.to_dict() for s in summaries]}
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class Report:
+    summaries: list[Summary]
+    files: list[Path]  # comparison.json, the PNGs, report.md, report.html
+
+
+def write_report(
+    folder: Path,
+    results: Sequence[TaskResult],
+    config: dict[str, Any],
+    resamples: int = RESAMPLES,
+) -> Report:
+    """Write comparison.json, the two PNGs, report.md and report.html into `folder`.
+
+    >>> report = write_report(Path("runs/x"), results, config)      # doctest: +SKIP
+    >>> report.files[-1]                                            # doctest: +SKIP
+    PosixPath('runs/x/report.html')
+    """
+    summaries = summarize(results, config.get("strategies", ()), config.get("episodes"), resamples)
+    subtitle = _subtitle(config, results)
+    try:
+        paths = [write_comparison(folder, summaries, config)]
+        series = [(s.strategy, s.by_episode) for s in summaries]
+        paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
+        unit = summaries[0].cost_unit if summaries else None
+        series = [(s.strategy, s.by_cost) for s in summaries]
+        paths.append(plot_by_cost(folder / BY_TOKENS, series, unit, subtitle))
+        page = _page(config, results, summaries, paths[1:])
+        for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
+            (folder / name).write_text(text, encoding="utf-8")
+            paths.append(folder / name)
+    except OSError as exc:
+        msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    return Report(summaries, paths)
+
+
+def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
+    tasks = len({r.task_id for r in results})
+    seeds = len({r.seed for r in results})
+    model = config.get("model") or "scripted actor"
+    per = f"{tasks} tasks × {seeds} seeds" if seeds > 1 else f"{tasks} tasks, 1 seed"
+    return f"env {config.get('env', '?')} · model {model} · {per}"
+
+
+def _facts(
+    config: dict[str, Any], results: Sequence[TaskResult], summaries: Sequence[Summary]
+) -> list[tuple[str, str]]:
+    """The run's settings, labelled as RunConfig declares them: what the results depend on."""
+    counted = {"tasks": len({r.task_id for r in results}), "seeds": len({r.seed for r in results})}
+    facts = [("strategies", ", ".join(s.strategy for s in summaries))]
+    for name in RESULT_FIELDS:
+        value = counted.get(name, config.get(name, default_of(name)))
+        if name == "model" and not value:
+            value = "none (the env's scripted actor)"
+        if value not in (None, "", {}):
+            facts.append((label_of(FIELDS[name]), str(value)))
+    facts.append(("run id", str(config.get("run_id", "?"))))
+    created = config.get("created")
+    if isinstance(created, int | float):
+        facts.append(("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created))))
+    return facts
+
+
+def _page(
+    config: dict[str, Any],
+    results: Sequence[TaskResult],
+    summaries: Sequence[Summary],
+    plots: list[Path],
+) -> Page:
+    facts = _facts(config, results, summaries)
+    unit = summaries[0].cost_unit if summaries else None
+    notes = {
+        None: "No tokens or LLM calls were recorded (a scripted actor), so the cost plot is empty.",
+        "LLM calls": "The model reported no token counts, so cost is counted in LLM calls.",
+    }
+    header = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
+    captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
+    return Page(
+        title=f"Reflexion comparison: {config.get('env', '?')}",
+        facts=facts,
+        header=header,
+        rows=table_rows(summaries, digits=1),
+        images=list(zip(captions, plots, strict=True)),
+        notes=[notes[unit]] if unit in notes else [],
+    )

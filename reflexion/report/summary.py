@@ -1,0 +1,163 @@
+"""Per-strategy summaries of a run: rates with intervals, costs, curves, and the table.
+
+>>> print(format_table(summarize(results)))        # doctest: +SKIP
+strategy     trials  final [95% CI]   any [95% CI]  mean best  attempts  tok/solved  ...
+self-refine      60   75.0% [65-85]  75.0% [65-85]     -0.013      2.43       2,820  ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reflexion.core.records import Record, TaskResult
+from reflexion.report.stats import (
+    RESAMPLES,
+    Curve,
+    cost_curve,
+    cost_of,
+    cost_unit,
+    episode_curve,
+    per_solved,
+    success_rate,
+)
+
+NO_CURVE = Curve((), (), (), ())
+
+
+@dataclass(frozen=True)
+class Summary(Record):
+    """One strategy's row of the comparison, with the curves behind its plots."""
+
+    strategy: str
+    trials: int  # tasks x seeds
+    tasks: int
+    final_success: float  # held-out pass rate of the candidate each strategy returns
+    final_low: float  # bootstrap 95% interval over tasks
+    final_high: float
+    any_success: float  # held-out pass rate of any attempt (optimistic)
+    any_low: float
+    any_high: float
+    mean_best_score: float  # mean best VISIBLE score
+    mean_attempts: float
+    llm_calls: int
+    tokens: int
+    tokens_per_solved: float | None  # all tokens / trials whose returned candidate passed
+    calls_per_solved: float | None
+    mean_tokens: float  # per trial
+    mean_calls: float
+    wall_s: float  # summed over trials (trials overlap when run concurrently)
+    cost_unit: str | None = None  # the x of by_cost: "tokens", "LLM calls", or None (no cost)
+    by_episode: Curve = NO_CURVE
+    by_cost: Curve = NO_CURVE
+
+
+def summarize(
+    results: Sequence[TaskResult],
+    order: Sequence[str] = (),
+    episodes: int | None = None,
+    resamples: int = RESAMPLES,
+) -> list[Summary]:
+    """One Summary per strategy, in `order` first, then in order of appearance. The cost curves
+    share one unit and right edge, so they can be drawn on one axis.
+
+    >>> [s.strategy for s in summarize(results, ["reflexion"])]        # doctest: +SKIP
+    ['reflexion', 'self-refine']
+    """
+    names = list(dict.fromkeys([*order, *(r.strategy for r in results)]))
+    episodes = episodes or max((p.episode for r in results for p in r.curve), default=1)
+    unit = cost_unit(results)
+    budget = max((cost_of(p, unit) for r in results for p in r.curve), default=0) if unit else 0
+    out = []
+    for name in names:
+        rs = [r for r in results if r.strategy == name]
+        if rs:
+            by_cost = cost_curve(rs, unit, budget, resamples) if unit else NO_CURVE
+            out.append(
+                _summary(name, rs, resamples, unit, episode_curve(rs, episodes, resamples), by_cost)
+            )
+    return out
+
+
+def _summary(
+    name: str,
+    rs: list[TaskResult],
+    resamples: int,
+    unit: str | None,
+    by_episode: Curve,
+    by_cost: Curve,
+) -> Summary:
+    n = len(rs)
+    final = success_rate(rs, lambda r: r.final_passed, resamples)
+    anyp = success_rate(rs, lambda r: r.any_passed, resamples)
+    tokens = sum(r.input_tokens + r.output_tokens for r in rs)
+    calls = sum(r.llm_calls for r in rs)
+    return Summary(
+        strategy=name,
+        trials=n,
+        tasks=len({r.task_id for r in rs}),
+        final_success=final.value,
+        final_low=final.low,
+        final_high=final.high,
+        any_success=anyp.value,
+        any_low=anyp.low,
+        any_high=anyp.high,
+        mean_best_score=sum(r.best_score for r in rs) / n,
+        mean_attempts=sum(r.attempts for r in rs) / n,
+        llm_calls=calls,
+        tokens=tokens,
+        tokens_per_solved=per_solved(rs, lambda r: r.input_tokens + r.output_tokens),
+        calls_per_solved=per_solved(rs, lambda r: r.llm_calls),
+        mean_tokens=tokens / n,
+        mean_calls=calls / n,
+        wall_s=round(sum(r.wall_s for r in rs), 3),
+        cost_unit=unit,
+        by_episode=by_episode,
+        by_cost=by_cost,
+    )
+
+
+COLUMNS: tuple[str, ...] = ("strategy", "trials", "final [95% CI]", "any [95% CI]")
+COLUMNS += ("mean best", "attempts", "tok/solved", "calls/solved", "wall s")
+
+
+def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str, ...]]:
+    """The table's cells as text; `digits` is the precision of the interval ends (in %).
+
+    >>> table_rows(summarize(results))[0][2]        # doctest: +SKIP
+    '62.5% [25-88]'
+    """
+
+    def rate(value: float, low: float, high: float) -> str:
+        return f"{value:.1%} [{low * 100:.{digits}f}-{high * 100:.{digits}f}]"
+
+    def cost(value: float | None, fmt: str) -> str:
+        return "n/a" if value is None else format(value, fmt)
+
+    return [
+        (
+            s.strategy,
+            str(s.trials),
+            rate(s.final_success, s.final_low, s.final_high),
+            rate(s.any_success, s.any_low, s.any_high),
+            f"{s.mean_best_score:.4g}",
+            f"{s.mean_attempts:.2f}",
+            cost(s.tokens_per_solved, ",.0f"),
+            cost(s.calls_per_solved, ".1f"),
+            f"{s.wall_s:.2f}",
+        )
+        for s in summaries
+    ]
+
+
+def format_table(summaries: Sequence[Summary]) -> str:
+    """The comparison as aligned plain text, one row per strategy (see the module example)."""
+    rows = [COLUMNS, *table_rows(summaries)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return "\n".join(
+        "  ".join(
+            v.ljust(w) if i == 0 else v.rjust(w)
+            for i, (v, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    )

@@ -1,0 +1,32 @@
+"""One trial of the quadratic drill, with the scripted actor and any memory (shared by tests)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from envs.quadratic import Problem, QuadraticEnv
+from reflexion.core.protocols import Memory
+from reflexion.core.records import Step
+from reflexion.loop.trial import RecordedTrial
+from reflexion.strategies import STRATEGIES
+
+
+def run_trial(
+    strategy: str, problem: Problem, budget: int, seed: int, memory: Memory | None = None
+) -> tuple[RecordedTrial, list[Step]]:
+    env = QuadraticEnv([problem])
+    steps: list[Step] = []
+    spec = STRATEGIES[strategy]
+    trial = RecordedTrial(
+        "run",
+        strategy,
+        env,
+        env.tasks()[0],
+        env.actor(seed),
+        seed,
+        budget,
+        steps.append,
+        memory if spec.memory is not None else None,
+    )
+    asyncio.run(spec.run(trial))
+    return trial, steps

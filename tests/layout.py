@@ -1,0 +1,173 @@
+"""Reading the package's imports with `ast` (nothing is executed), for the layout tests.
+
+Rooms and layers (a room may import its own modules and any lower layer, nothing else):
+
+    0  reflexion.core                      records, protocols, errors
+    1  memory, envs, reflexion.models,     each imports only reflexion.core (and itself)
+       reflexion.strategies
+    2  reflexion.loop                      the loop's machinery
+    3  reflexion.report
+    4  reflexion.cli
+    5  reflexion (the package's __init__ and __main__: the public API)
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOMS = {
+    "reflexion.core": 0,
+    "memory": 1,
+    "envs": 1,
+    "reflexion.models": 1,
+    "reflexion.strategies": 1,
+    "reflexion.loop": 2,
+    "reflexion.report": 3,
+    "reflexion.cli": 4,
+    "reflexion": 5,
+}
+OURS = ("reflexion", "memory", "envs")
+# the programs that run inside a sandbox: the standard library and each other only
+STDLIB_ONLY = ("envs.sandbox.harness", "envs.sandbox.launcher")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the imported module (or package)
+    line: int
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of our three packages under `root`, by dotted name."""
+    found = {}
+    for top in OURS:
+        for path in sorted((root / top).rglob("*.py")):
+            found[module_name(root, path)] = path
+    return found
+
+
+def imports(root: Path) -> Iterator[Import]:
+    """Every import statement of our modules (in functions and TYPE_CHECKING blocks too),
+    resolved to the module it loads: `from a.b import c` is a.b.c when that is a module."""
+    known = modules(root)
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield Import(name, alias.name, node.lineno)
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node, package)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    yield Import(name, full if full in known else base, node.lineno)
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = ".".join(parts[: len(parts) - node.level + 1])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def room(module: str) -> str | None:
+    """The most specific room holding `module`, or None when it is not ours."""
+    if module.split(".")[0] not in OURS:
+        return None
+    matches = [r for r in ROOMS if module == r or module.startswith(r + ".")]
+    return max(matches, key=len)
+
+
+def layer_violations(root: Path) -> list[str]:
+    bad = []
+    for imp in imports(root):
+        src, dst = room(imp.source), room(imp.target)
+        where = f"{imp.source}:{imp.line} imports {imp.target}"
+        if imp.source.startswith(STDLIB_ONLY):
+            top = imp.target.split(".")[0]
+            if top not in sys.stdlib_module_names and not imp.target.startswith(STDLIB_ONLY):
+                bad.append(f"{where}: a sandbox program may import the standard library only")
+        elif dst is not None and src != dst and ROOMS[dst] >= ROOMS[str(src)]:
+            bad.append(f"{where}: {src} (layer {ROOMS[str(src)]}) may not import {dst}")
+    return bad
+
+
+def cycles(root: Path) -> list[list[str]]:
+    """Import cycles between our modules (strongly connected groups of more than one)."""
+    graph: dict[str, set[str]] = {m: set() for m in modules(root)}
+    for imp in imports(root):
+        if imp.target in graph and imp.target != imp.source:
+            graph[imp.source].add(imp.target)
+    return [group for group in _components(graph) if len(group) > 1]
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        group.append(top)
+                        if top == node:
+                            break
+                    found.append(sorted(group))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def oversized(root: Path, max_module: int, max_function: int) -> list[str]:
+    """Modules over `max_module` lines, and functions whose body (docstring aside) is over
+    `max_function` lines."""
+    bad = []
+    for name, path in modules(root).items():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > max_module:
+            bad.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                body = (
+                    node.body[1:] if ast.get_docstring(node) and len(node.body) > 1 else node.body
+                )
+                length = (node.end_lineno or 0) - body[0].lineno + 1
+                if length > max_function:
+                    bad.append(f"{name}.{node.name}: {length} lines")
+    return bad

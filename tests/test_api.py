@@ -1,0 +1,134 @@
+"""The Python API a user runs experiments with: `reflexion.run` and `arun`, objects in place of
+names (env, model, memory, actor, strategies), and what LangChain callbacks see."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from conftest import SECRET, KeywordEnv, scripted
+from langchain_core.callbacks import BaseCallbackHandler
+
+import reflexion
+from memory import WindowMemory
+from reflexion import RunConfig, Strategy, UsageError, arun, run
+from reflexion.core.records import Call, Message
+
+
+def test_run_inside_a_running_event_loop_says_what_to_do_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    config = RunConfig(env="quadratic", strategies=("single",), out=str(tmp_path / "run"))
+
+    async def notebook_cell() -> None:
+        run(config)
+
+    with pytest.raises(UsageError, match=r"await arun\(\.\.\.\)"):
+        asyncio.run(notebook_cell())
+    assert not (tmp_path / "run").exists()
+
+
+def test_arun_runs_inside_an_event_loop(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("single",), out=str(tmp_path / "run"))
+    results = asyncio.run(arun(config))
+    assert len(results) == 8 and results.folder == tmp_path / "run"
+
+
+def test_an_env_object_needs_no_env_name_and_out_has_a_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    model = scripted(["apple river zebra"])
+    [result] = run(RunConfig(strategies=("single",), tasks=1), env=KeywordEnv(), model=model)
+    assert result.final_passed and result.env == "keywords"
+    [folder] = (tmp_path / "runs").iterdir()
+    assert folder.name.startswith("keywords-")
+    saved = json.loads((folder / "config.json").read_text())
+    assert saved["env"] == "keywords" and saved["model"].startswith("object:CountingModel")
+
+
+def test_a_memory_object_is_used_by_reflexion(tmp_path: Path) -> None:
+    memory = WindowMemory()
+    model = scripted(["apple", "use the word river", "apple river zebra"])
+    config = RunConfig(strategies=("reflexion",), out=str(tmp_path / "r"), episodes=2, tasks=1)
+    [result] = run(config, env=KeywordEnv(), model=model, memory=memory)
+    assert result.final_passed and result.attempts == 2
+    assert [r.text for r in memory.reflections()] == ["use the word river"]
+    assert not (tmp_path / "r" / "memory").exists()  # no Chroma store was made
+    saved = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert saved["memory_backend"] == "object:WindowMemory"
+
+
+def test_a_strategy_object_runs_by_its_name(tmp_path: Path) -> None:
+    async def twice(trial: Any) -> None:  # two samples (a second greedy one would be reused)
+        for episode in (1, 2):
+            sample = trial.actor.generate(trial.task, (), sample=episode - 1)
+            call = await trial.ask(sample, episode)
+            await trial.attempt(call, episode)
+
+    mine = Strategy("twice", twice)
+    model = scripted(["apple", "apple river zebra"])
+    config = RunConfig(strategies=("twice",), out=str(tmp_path / "s"), tasks=1)
+    [result] = run(config, env=KeywordEnv(), model=model, strategies=[mine])
+    assert (result.strategy, result.attempts, result.final_passed) == ("twice", 2, True)
+    assert "twice" not in reflexion.STRATEGIES  # passed in, not registered
+
+
+class Parrot:
+    """An actor with no model: repeats the task's first word."""
+
+    async def generate(self, task: Any, lessons: Any, sample: int) -> Call:
+        return Call("generate", (Message("human", task.prompt),), "apple river zebra", llm=False)
+
+    async def feedback(self, task: Any, history: Any) -> Call:
+        raise NotImplementedError
+
+    refine = correct = feedback
+
+    async def reflect(self, task: Any, attempt: Any) -> Call:
+        raise NotImplementedError
+
+
+def test_an_actor_object_replaces_the_model(tmp_path: Path) -> None:
+    config = RunConfig(strategies=("single",), out=str(tmp_path / "a"), tasks=1)
+    [result] = run(config, env=KeywordEnv(), actor=Parrot())
+    assert result.final_passed and result.llm_calls == 0
+    saved = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert saved["model"] == "actor:Parrot"
+
+
+def test_a_resume_with_another_memory_object_is_refused(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("reflexion",), out=str(tmp_path / "q"))
+    run(config, memory=WindowMemory())
+    with pytest.raises(UsageError, match="memory_backend"):
+        run(config)  # now with the default chroma backend
+
+
+class Recorder(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.seen: list[tuple[list[str], dict[str, Any]]] = []
+
+    def on_chat_model_start(
+        self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self.seen.append((kwargs.get("tags") or [], kwargs.get("metadata") or {}))
+
+
+def test_model_calls_carry_tags_and_metadata_for_langsmith(tmp_path: Path) -> None:
+    recorder = Recorder()
+    model = scripted(["apple", "add river", "apple river zebra"])
+    model.callbacks = [recorder]
+    config = RunConfig(strategies=("reflexion",), out=str(tmp_path / "t"), episodes=2, tasks=1)
+    run(config, env=KeywordEnv(), model=model, memory=WindowMemory())
+    roles = [meta["role"] for _, meta in recorder.seen]
+    assert roles == ["generate", "reflect", "generate"]
+    tags, meta = recorder.seen[1]
+    assert {"reflexion", "role:reflect", "strategy:reflexion", "task_id:k0", "episode:1"} <= set(
+        tags
+    )
+    assert meta | {"seed": 0, "env": "keywords"} == meta
+    assert SECRET not in json.dumps(recorder.seen)  # held-out feedback is not in the metadata

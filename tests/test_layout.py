@@ -1,0 +1,77 @@
+"""The house rules, read from the source with `ast`: layers, no import cycles, sandbox programs on
+the standard library only, small modules and functions; and a light `import reflexion`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from layout import cycles, layer_violations, oversized
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_imports_follow_the_layers() -> None:
+    assert layer_violations(ROOT) == []
+
+
+def test_no_module_imports_another_that_imports_it_back() -> None:
+    assert cycles(ROOT) == []
+
+
+def test_modules_and_functions_stay_small() -> None:
+    assert oversized(ROOT, max_module=300, max_function=40) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    for top in ("reflexion", "memory", "envs"):
+        (tmp_path / top).mkdir(exist_ok=True)
+    return tmp_path
+
+
+def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "memory/__init__.py": "",
+            "memory/store.py": "from reflexion.loop.runner import run\n",  # up the layers
+            "envs/a.py": "from envs import b\n",
+            "envs/b.py": "import envs.a\n",  # a cycle
+            "envs/sandbox/harness/wire.py": "import numpy\n",  # not the standard library
+            "reflexion/core/x.py": "def f():\n" + "    pass\n" * 41,
+        },
+    )
+    bad = layer_violations(root)
+    assert any("memory.store:1 imports reflexion.loop.runner" in b for b in bad)
+    assert any("envs.sandbox.harness.wire:1 imports numpy" in b for b in bad)
+    assert cycles(root) == [["envs.a", "envs.b"]]
+    assert oversized(root, 300, 40) == ["reflexion.core.x.f: 41 lines"]
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys\n{statement}\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_import_reflexion_loads_no_heavy_library() -> None:
+    loaded = _loaded_after("import reflexion")
+    heavy = {"torch", "chromadb", "xllamacpp", "sentence_transformers", "langchain_core"}
+    assert not heavy & loaded
+
+
+def test_the_runner_loads_without_langchain_or_the_stores() -> None:
+    loaded = _loaded_after("import reflexion.loop.runner")
+    assert not {"langchain_core", "chromadb", "torch", "xllamacpp"} & loaded
+
+
+def test_the_help_loads_nothing_heavy() -> None:
+    code = "from reflexion.cli.main import build_parser; build_parser().format_help()"
+    loaded = _loaded_after(code)
+    assert not {"langchain_core", "chromadb", "torch", "numpy", "matplotlib"} & loaded
