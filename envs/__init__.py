@@ -1,3 +1,4 @@
+# reflexion-memory: the start-up check (reflexion/core/packages.py) looks for this line.
 """reflexion-memory's tasks: each with a visible signal (for feedback) and a held-out one (for
 the reported result)."""
 

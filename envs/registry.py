@@ -21,7 +21,6 @@ from reflexion.core.protocols import Env
 EnvFactory = Callable[[str | None], Env]
 
 _REGISTRY: dict[str, EnvFactory] = {}
-BUILTIN = ("quadratic", "humaneval", "jsonl", "python")
 
 
 def register_env(name: str, factory: EnvFactory) -> None:
@@ -45,18 +44,8 @@ def make_env(spec: str) -> Env:
 
 
 def _load_builtins() -> None:
-    # subtle: imported here, not at module top, so the registry module stays import-cycle free
-    # and a built-in env's heavier imports happen only when envs are first listed or made.
-    if "quadratic" not in _REGISTRY:
-        from envs.quadratic import QuadraticEnv
-
-        register_env("quadratic", QuadraticEnv.from_spec)
-    if "humaneval" not in _REGISTRY:
-        register_env("humaneval", _humaneval)
-    if "jsonl" not in _REGISTRY:
-        register_env("jsonl", _jsonl)
-    if "python" not in _REGISTRY:
-        register_env("python", _python)
+    for name, factory in BUILTINS.items():
+        _REGISTRY.setdefault(name, factory)
 
 
 def _python(arg: str | None) -> Env:
@@ -87,3 +76,20 @@ def _jsonl(arg: str | None) -> Env:
     from envs.jsonl import JsonlEnv
 
     return JsonlEnv.from_spec(arg)
+
+
+def _quadratic(arg: str | None) -> Env:
+    from envs.quadratic import QuadraticEnv
+
+    return QuadraticEnv.from_spec(arg)
+
+
+# subtle: each factory imports its env when first called, so the registry stays import-cycle
+# free and a built-in env's heavier imports happen only when that env is made.
+BUILTINS: dict[str, EnvFactory] = {
+    "quadratic": _quadratic,
+    "humaneval": _humaneval,
+    "jsonl": _jsonl,
+    "python": _python,
+}
+BUILTIN = tuple(BUILTINS)

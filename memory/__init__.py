@@ -1,3 +1,4 @@
+# reflexion-memory: the start-up check (reflexion/core/packages.py) looks for this line.
 """reflexion-memory's stores of reflections: a Chroma vector store, the last-k window, and
 embedders, with a registry of backends by name (`--memory-backend`).
 

@@ -9,11 +9,11 @@ left behind (for `reflexion memory`). The registry (memory.registry) maps names 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reflexion.core.protocols import Memory
+from reflexion.core.protocols import Closable, Memory
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
@@ -32,6 +32,13 @@ def _nothing(settings: StoreSettings) -> Memory | None:
     return None
 
 
+def close_all(memories: Sequence[Memory]) -> None:
+    """Let go of the stores that hold a file or a connection (the others need nothing)."""
+    for memory in memories:
+        if isinstance(memory, Closable):
+            memory.close()
+
+
 @dataclass(frozen=True)
 class Backend:
     """A memory backend. `open` makes (or reopens) the store a run writes; `find` opens the
@@ -43,3 +50,4 @@ class Backend:
     open: Callable[[StoreSettings], Memory]
     find: Callable[[StoreSettings], Memory | None] = _nothing
     files: tuple[str, ...] = ()
+    where: Callable[[StoreSettings], str] | None = None  # where `find` looks, for a message

@@ -116,4 +116,5 @@ WINDOW = Backend(
     open=_open,
     find=_find,
     files=(WINDOW_FILE,),
+    where=lambda settings: f"no {settings.folder / WINDOW_FILE}",
 )

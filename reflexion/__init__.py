@@ -79,7 +79,9 @@ def __getattr__(name: str) -> Any:
         # a foreign `memory` or `envs` (a memory.py in the working folder) would fail the import
         # below far from the cause: say which file it is instead
         check_packages()
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # found here from now on, without this function
+        return value
     msg = f"module 'reflexion' has no attribute {name!r}"
     raise AttributeError(msg)
 

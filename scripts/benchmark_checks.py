@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from envs.code_tasks import task_helpers
 from envs.humaneval.env import HELD_OUT_SECONDS, load_problems
-from envs.sandbox.checks import Check, run_checks, task_helpers
-from envs.sandbox.process import run_python
+from envs.sandbox import Check, run_checks, run_python
 
 
 def main() -> None:

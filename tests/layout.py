@@ -31,8 +31,10 @@ ROOMS = {
     "reflexion": 5,
 }
 OURS = ("reflexion", "memory", "envs")
-# the programs that run inside a sandbox: the standard library and each other only
-STDLIB_ONLY = ("envs.sandbox.harness", "envs.sandbox.launcher")
+# The programs that run inside a sandbox, where none of our packages exist: the launcher imports
+# the standard library only; the harness also its own modules, by relative imports (it is the
+# top-level package `harness` there).
+HARNESS, LAUNCHER = "envs.sandbox.harness", "envs.sandbox.launcher"
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Import:
     source: str  # the importing module
     target: str  # the imported module (or package)
     line: int
+    relative: bool = False  # `from .wire import ...`
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -72,7 +75,8 @@ def imports(root: Path) -> Iterator[Import]:
                 base = _absolute(node, package)
                 for alias in node.names:
                     full = f"{base}.{alias.name}"
-                    yield Import(name, full if full in known else base, node.lineno)
+                    target = full if full in known else base
+                    yield Import(name, target, node.lineno, relative=node.level > 0)
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
@@ -96,9 +100,10 @@ def layer_violations(root: Path) -> list[str]:
     for imp in imports(root):
         src, dst = room(imp.source), room(imp.target)
         where = f"{imp.source}:{imp.line} imports {imp.target}"
-        if imp.source.startswith(STDLIB_ONLY):
-            top = imp.target.split(".")[0]
-            if top not in sys.stdlib_module_names and not imp.target.startswith(STDLIB_ONLY):
+        if imp.source.startswith((HARNESS, LAUNCHER)):
+            stdlib = imp.target.split(".")[0] in sys.stdlib_module_names and not imp.relative
+            own = imp.relative and imp.source.startswith(HARNESS) and imp.target.startswith(HARNESS)
+            if not (stdlib or own):
                 bad.append(f"{where}: a sandbox program may import the standard library only")
         elif dst is not None and src != dst and ROOMS[dst] >= ROOMS[str(src)]:
             bad.append(f"{where}: {src} (layer {ROOMS[str(src)]}) may not import {dst}")

@@ -4,6 +4,7 @@ names (env, model, memory, actor, strategies), and what LangChain callbacks see.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,18 @@ def test_model_calls_carry_tags_and_metadata_for_langsmith(tmp_path: Path) -> No
     )
     assert meta | {"seed": 0, "env": "keywords"} == meta
     assert SECRET not in json.dumps(recorder.seen)  # held-out feedback is not in the metadata
+
+
+def test_an_actor_class_is_a_factory_of_actors(tmp_path: Path) -> None:
+    from envs.quadratic import QuadraticActor
+
+    config = RunConfig(env="quadratic", strategies=("single",), out=str(tmp_path / "c"))
+    results = run(config, actor=QuadraticActor)  # QuadraticActor(seed) makes one per seed
+    assert len(results) == 8 and all(r.errors == () for r in results)
+
+
+def test_a_memory_object_that_no_strategy_would_use_is_refused(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("single", "reflexion-window"))
+    with pytest.raises(UsageError, match="none of single, reflexion-window does"):
+        run(dataclasses.replace(config, out=str(tmp_path / "m")), memory=WindowMemory())
+    assert not (tmp_path / "m").exists()

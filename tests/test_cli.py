@@ -225,3 +225,15 @@ def test_the_memory_backend_is_chosen_apart_from_the_strategy(tmp_path: Path, ca
 
 def read_window(out: Path) -> list[str]:
     return [line for line in (out / "window.jsonl").read_text().splitlines() if line]
+
+
+def test_run_takes_one_strategy_and_folders_are_recorded_tidily(tmp_path: Path, capsys) -> None:
+    argv = ["run", "--env", "quadratic", "--strategy", "single,reflexion"]
+    assert main([*argv, "--out", str(tmp_path / "x")]) == 2
+    assert "use compare for several" in capsys.readouterr().err
+    store = tmp_path / "store"
+    first = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "1", *FAST]
+    assert main([*first, "--memory", f"{store}/", "--out", f"{tmp_path}/./r/"]) == 0
+    saved = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert (saved["memory"], saved["out"]) == (str(store), str(tmp_path / "r"))
+    assert main([*first, "--memory", str(store), "--out", str(tmp_path / "r")]) == 0  # resumes

@@ -44,12 +44,14 @@ def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_pat
             "envs/a.py": "from envs import b\n",
             "envs/b.py": "import envs.a\n",  # a cycle
             "envs/sandbox/harness/wire.py": "import numpy\n",  # not the standard library
+            "envs/sandbox/harness/side.py": "from envs.sandbox.harness import wire\n",  # absolute
             "reflexion/core/x.py": "def f():\n" + "    pass\n" * 41,
         },
     )
     bad = layer_violations(root)
     assert any("memory.store:1 imports reflexion.loop.runner" in b for b in bad)
     assert any("envs.sandbox.harness.wire:1 imports numpy" in b for b in bad)
+    assert any("envs.sandbox.harness.side:1 imports envs.sandbox.harness.wire" in b for b in bad)
     assert cycles(root) == [["envs.a", "envs.b"]]
     assert oversized(root, 300, 40) == ["reflexion.core.x.f: 41 lines"]
 

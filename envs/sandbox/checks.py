@@ -59,14 +59,18 @@ class CheckRun:
 # What each sandbox runs: main.py imports its side of the harness (envs/sandbox/harness/).
 CODE_SIDE = "from harness.code_side import main\nmain()\n"
 CHECKS_SIDE = "from harness.checks_side import main\nmain()\n"
-HARNESS = ("__init__.py", "wire.py", "proxy.py", "code_side.py", "checks_side.py")
+MODULES = {  # the modules each side needs
+    "code": ("__init__.py", "wire.py", "code_side.py"),
+    "checks": ("__init__.py", "wire.py", "proxy.py", "checks_side.py"),
+}
 
 
 @functools.cache
-def harness_files() -> dict[str, str]:
-    """The harness package's sources, by their path beside main.py in a sandbox."""
+def harness_files(side: str) -> dict[str, str]:
+    """One side's harness modules, by their path beside main.py in its sandbox."""
     package = files("envs.sandbox.harness")
-    return {f"harness/{n}": package.joinpath(n).read_text(encoding="utf-8") for n in HARNESS}
+    read = {n: package.joinpath(n).read_text(encoding="utf-8") for n in MODULES[side]}
+    return {f"harness/{name}": text for name, text in read.items()}
 
 
 GRACE_S = 1.0  # how long the checks wait past a time limit for the code's own timer to answer
@@ -99,21 +103,20 @@ def run_checks(  # noqa: PLR0913
     given |= {"read_fd": answers_read, "write_fd": requests_write}
     code_given = {"code": code, "limit": per_check_s, "read_fd": requests_read}
     code_given["write_fd"] = answers_write
-    files, plan = harness_files(), sandbox_plan()
-    start = functools.partial(Sandboxed, memory_mb=memory_mb, hide=hide, files=files, plan=plan)
+    start = functools.partial(Sandboxed, memory_mb=memory_mb, hide=hide, plan=sandbox_plan())
     try:
         with contextlib.ExitStack() as stack:
-            tester = stack.enter_context(start(
+            checks_side = stack.enter_context(start(
                 CHECKS_SIDE, stdin=json.dumps(given) + "\n", timeout_s=timeout,
-                pass_fds=[answers_read, requests_write],
+                pass_fds=[answers_read, requests_write], files=harness_files("checks"),
             ))  # fmt: skip
-            server = stack.enter_context(start(
+            code_side = stack.enter_context(start(
                 CODE_SIDE, stdin=json.dumps(code_given) + "\n", timeout_s=timeout + GRACE_S,
-                pass_fds=[requests_read, answers_write],
+                pass_fds=[requests_read, answers_write], files=harness_files("code"),
             ))  # fmt: skip
             while pipes:  # now only they hold the pipes: an end closes when one ends
                 os.close(pipes.pop())
-            checked, events, ran = _finish(tester, server)
+            checked, events, ran = _finish(checks_side, code_side)
     finally:
         while pipes:
             os.close(pipes.pop())
@@ -121,14 +124,14 @@ def run_checks(  # noqa: PLR0913
 
 
 def _finish(
-    tester: Sandboxed, server: Sandboxed
+    checks_side: Sandboxed, code_side: Sandboxed
 ) -> tuple[SandboxResult, list[dict[str, object]], SandboxResult]:
     """Wait for the checks; then for the code only as long as it takes to say why it ended."""
-    checked = tester.finish(max_output=MAX_EVENTS)
+    checked = checks_side.finish(max_output=MAX_EVENTS)
     events = _events(checked.stdout)
     # when the checks saw it end, let it finish saying why; otherwise it is not needed
     lost = any(e.get("down") == "lost" or "load_lost" in e for e in events)
-    return checked, events, server.finish(within_s=GRACE_S if lost else 0)
+    return checked, events, code_side.finish(within_s=GRACE_S if lost else 0)
 
 
 def _collect(

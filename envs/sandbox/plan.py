@@ -102,7 +102,7 @@ def command(
         *plan.prefix,
         *(sys.executable, "-I", "-S", "-c", launcher_source()),
         *(*map(str, [*numbers, status_fd]), mounts),
-        *(plan.python, "-s", "main.py"),
+        *(plan.python, "-s", "-B", "main.py"),  # -B: no __pycache__ in its small tmpfs
     ]
 
 

@@ -75,10 +75,16 @@ def sandbox_plan() -> Plan:
     return plan
 
 
+# What a plan must run: the modules the harness uses, and a package beside main.py (as the
+# harness is), in a working directory that is HOME.
+PROBE = "import json, linecache, os, resource, signal\nfrom probe.mark import HERE\n"
+PROBE += "print(os.environ['HOME'] == os.getcwd() and HERE)"
+PROBE_FILES = {"probe/__init__.py": "", "probe/mark.py": "HERE = True\n"}
+
+
 def _works(plan: Plan) -> bool:
-    probe = "import json, linecache, os, resource, signal\nprint(os.environ['HOME'] == os.getcwd())"
     try:
-        with Sandboxed(probe, timeout_s=10, plan=plan) as child:
+        with Sandboxed(PROBE, timeout_s=10, plan=plan, files=PROBE_FILES) as child:
             result = child.finish(max_output=1000)
     except OSError:
         return False

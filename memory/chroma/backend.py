@@ -37,9 +37,15 @@ def find_store(settings: StoreSettings) -> ChromaMemory | None:
     return ChromaMemory.open(path, url=settings.chroma_url)
 
 
+def where(settings: StoreSettings) -> str:
+    path = store_path(settings)
+    return f"no chroma.sqlite3 in {path}" if path is not None else f"{settings.chroma_url}"
+
+
 CHROMA = Backend(
     "chroma",
     "a Chroma vector store, ranked by similarity (the default)",
     open=open_store,
     find=find_store,
+    where=where,
 )

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from reflexion.cli.common import EXIT_USAGE, Parser, one_line
-from reflexion.core.errors import ReflexionError
+from reflexion.core.errors import ReflexionError, UsageError
 from reflexion.core.packages import check_packages
 from reflexion.core.version import VERSION
 
@@ -45,7 +45,11 @@ def dispatch(args: argparse.Namespace) -> int:
             import_module(name)
 
         text = args.strategy if args.command == "run" else args.strategies
-        return cmd_run(args, [s.name for s in parse_strategies(text)])
+        strategies = [s.name for s in parse_strategies(text)]
+        if args.command == "run" and len(strategies) > 1:
+            msg = f"run takes one strategy, got {text!r}: use compare for several"
+            raise UsageError(msg)
+        return cmd_run(args, strategies)
     if args.command == "report":
         from reflexion.cli.run import cmd_report
 

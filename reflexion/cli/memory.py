@@ -15,13 +15,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memory.backend import StoreSettings
+from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
 from memory.registry import BACKENDS
 from reflexion.cli.common import typed
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Recalled, Reflection, Step
-from reflexion.loop.config import DEFAULT_EMBEDDER, positive
+from reflexion.loop.config import positive
 from reflexion.loop.runfolder import RunFolder
 
 
@@ -50,6 +50,16 @@ def add_memory_parser(sub: Any) -> None:
 def cmd_memory(args: argparse.Namespace) -> int:
     settings = _settings(args.path, args.chroma_url)
     sources = _open_sources(settings, args.path)
+    try:
+        _verb(args, sources, settings)
+    finally:
+        close_all([memory for _, memory in sources])
+    return 0
+
+
+def _verb(
+    args: argparse.Namespace, sources: list[tuple[str, Memory]], settings: StoreSettings
+) -> None:
     everything = [r for _, memory in sources for r in memory.reflections()]
     if args.verb == "list":
         for label, memory in sources:
@@ -68,20 +78,19 @@ def cmd_memory(args: argparse.Namespace) -> int:
             print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
     else:
         _export(everything, args.format, args.output)
-    return 0
 
 
 def _settings(path: Path, url: str | None) -> StoreSettings:
     """Where the stores of a run folder are (as its config.json says), or `path` as a store."""
+    config = RunFolder(path).load_config() if path.is_dir() else None
+    embedder = str((config or {}).get("embedder") or DEFAULT_EMBEDDER)  # for the window's search
     if url:
-        return StoreSettings(path, chroma_url=url)
+        return StoreSettings(path, chroma_url=url, embedder=embedder)
     if not path.exists():
         msg = f"{path} does not exist"
         raise UsageError(msg)
-    config = RunFolder(path).load_config()
     if config is None:
         return StoreSettings(path, memory=str(path))
-    embedder = str(config.get("embedder") or DEFAULT_EMBEDDER)
     return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
 
 
@@ -93,7 +102,8 @@ def _open_sources(settings: StoreSettings, path: Path) -> list[tuple[str, Memory
         if memory is not None:
             sources.append((_label(memory, backend.name, settings), memory))
     if not sources:
-        msg = f"no memory store in {path}: no chroma.sqlite3 there and no window.jsonl"
+        looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where is not None)
+        msg = f"no memory store for {path}: {looked}"
         raise StoreError(msg)
     return sources
 

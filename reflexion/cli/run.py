@@ -17,19 +17,24 @@ from reflexion.cli.common import EXIT_STOPPED, typed
 from reflexion.core.errors import UsageError
 from reflexion.loop.config import RunConfig, flag_of
 
-ALL = "single,resample,correct,self-refine,reflexion,reflexion-window"
-
 
 def add_run_parsers(sub: Any) -> None:
+    from reflexion.strategies import BUILTIN
+
+    known = ", ".join(BUILTIN)
     run = sub.add_parser("run", help="run one strategy on an env's tasks")
-    run.add_argument("--strategy", required=True, help=ALL.replace(",", ", "))
+    run.add_argument("--strategy", required=True, help=f"{known}, or one --import registers")
     add_config_options(run)
     compare = sub.add_parser(
         "compare",
         help="run several strategies on the same tasks, seeds and budget, and print a "
         "comparison table",
     )
-    compare.add_argument("--strategies", default=ALL, help="comma-separated (default: all six)")
+    compare.add_argument(
+        "--strategies",
+        default=",".join(BUILTIN),
+        help=f"comma-separated (default: all of {known})",
+    )
     add_config_options(compare)
     compare.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")

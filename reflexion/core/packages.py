@@ -15,7 +15,7 @@ from pathlib import Path
 from reflexion.core.errors import UsageError
 
 OURS = ("memory", "envs")
-MARK = "reflexion-memory"  # in the first line of each of our packages' __init__.py
+MARK = "reflexion-memory"  # in the first line of each of our packages' __init__.py (a comment)
 
 
 def foreign_package(name: str) -> str | None:

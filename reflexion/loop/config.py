@@ -15,14 +15,15 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from memory.backend import DEFAULT_EMBEDDER
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
 
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
-DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
 
 def positive(text: str) -> int:
@@ -40,6 +41,15 @@ def positive(text: str) -> int:
         msg = f"expected a number of at least 1, got {value}"
         raise ValueError(msg)
     return value
+
+
+def path_text(text: str) -> str:
+    """A folder as the run records it: `./store/` and `store` are one folder.
+
+    >>> path_text("./store/")
+    'store'
+    """
+    return str(Path(text))
 
 
 def role_limits(text: str) -> dict[str, int]:
@@ -109,13 +119,19 @@ class RunConfig(Record):
     )
     concurrency: int = setting(4, help="trials in flight", parse=positive, limits=(1, 256))
     k: int = setting(
-        3, help="reflections recalled per episode", parse=positive, result=True, limits=(1, 100)
+        3,
+        help="reflections recalled per episode",
+        parse=positive,
+        result=True,
+        limits=(1, 100),
+        label="recall k",
     )
     scope: str = setting(
         "task",
         help="recall from the same task only, or from any task by similarity",
         choices=("task", "global"),
         result=True,
+        label="recall scope",
     )
     memory_backend: str = setting(
         "chroma",
@@ -124,7 +140,9 @@ class RunConfig(Record):
         result=True,
     )
     memory: str | None = setting(
-        help="a Chroma store folder to share across runs (default: OUT/memory)", result=True
+        help="a Chroma store folder to share across runs (default: OUT/memory)",
+        parse=path_text,
+        result=True,
     )
     chroma_url: str | None = setting(
         help="use a Chroma server (http://host:port) instead", result=True
@@ -141,7 +159,7 @@ class RunConfig(Record):
         parse=float,
         result=True,
     )
-    seed: int = setting(0, help="sampling seed", parse=int, result=True)
+    seed: int = setting(0, help="sampling seed", parse=int, result=True, label="sampling seed")
     max_tokens: dict[str, int] = setting(
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
         "generate/refine/correct 512, feedback 256, reflect 192)",

@@ -19,12 +19,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from memory.backend import close_all
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Actor, Env, Memory
 from reflexion.loop.budget import Budget, RunResults
 from reflexion.loop.config import RunConfig
 from reflexion.loop.schedule import Trials, run_jobs
-from reflexion.loop.setup import ActorFor, Injected, Plan, close_all, prepare
+from reflexion.loop.setup import ActorFor, Injected, Prepared, prepare
 from reflexion.strategies import Strategy
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
     return results
 
 
-def _jobs(plan: Plan) -> list[tuple[str, str, int]]:
+def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
     c = plan.config
     return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in plan.tasks]
 

@@ -14,7 +14,7 @@ from typing import Any
 from reflexion.core.records import Step, Task, TaskResult
 from reflexion.loop.budget import Budget
 from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.setup import Plan
+from reflexion.loop.setup import Prepared
 from reflexion.loop.trial import RecordedTrial
 
 Job = tuple[str, str, int]  # strategy, task id, seed
@@ -24,7 +24,7 @@ Job = tuple[str, str, int]  # strategy, task id, seed
 class Trials:
     """What every trial of a run shares; `sink` writes (and charges) its trace steps."""
 
-    plan: Plan
+    plan: Prepared
     sink: Callable[[Step], None]
     tasks: dict[str, Task] = field(init=False)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
-from memory.backend import StoreSettings
+from memory.backend import StoreSettings, close_all
 from memory.registry import get_backend
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Actor, Env, Memory, Preloadable, SandboxedEnv, ScriptedEnv
@@ -46,7 +46,7 @@ class Injected:
 
 
 @dataclass
-class Plan:
+class Prepared:
     """A run ready to start: nothing of it is written yet."""
 
     config: RunConfig
@@ -60,12 +60,16 @@ class Plan:
     owned: list[Memory] = field(default_factory=list)  # opened here: closed by the runner
 
 
-def prepare(config: RunConfig, given: Injected) -> Plan:
+def prepare(config: RunConfig, given: Injected) -> Prepared:
     """Check every input and open what the run needs; raises UsageError (nothing written)."""
     config.validate()
+    if given.env is None and not config.env:
+        msg = "no env: name one (RunConfig(env=...), --env) or pass an env object (env=...)"
+        raise UsageError(msg)
     env = given.env or make_env(config.env)
     config = _named(config, env, given)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
+    _check_memory_use(strategies, given.memory)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
@@ -73,9 +77,9 @@ def prepare(config: RunConfig, given: Injected) -> Plan:
     files = [f for name in set(backends.values()) for f in get_backend(name).files]
     folder.check_writable(files)
     config, saved = bind_folder(folder, config)
-    if isinstance(env, SandboxedEnv) and "sandbox" not in saved:
+    if isinstance(env, SandboxedEnv) and callable(env.sandbox) and "sandbox" not in saved:
         saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
-    plan = Plan(
+    plan = Prepared(
         config,
         env,
         tasks,
@@ -116,6 +120,18 @@ def _named(config: RunConfig, env: Env, given: Injected) -> RunConfig:
     return dataclasses.replace(config, **changes)
 
 
+def _check_memory_use(strategies: Sequence[Strategy], memory: Memory | None) -> None:
+    """A memory object is for the strategies that keep lessons in the run's memory; passing one
+    to a run that has none would be silently ignored."""
+    if memory is not None and not any(s.memory == RUN_MEMORY for s in strategies):
+        names = ", ".join(s.name for s in strategies)
+        msg = (
+            f"memory= is used by strategies that keep lessons in the run's memory (reflexion); "
+            f"none of {names} does"
+        )
+        raise UsageError(msg)
+
+
 def _select_tasks(env: Env, count: int | None) -> list[Task]:
     tasks = list(env.tasks())
     if count is not None and count > len(tasks):
@@ -146,7 +162,10 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
 def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
     if given.actor is not None:
         actor = given.actor
-        return (lambda seed: actor) if isinstance(actor, Actor) else actor
+        # subtle: a class has the protocol's methods too, but it makes actors (QuadraticActor)
+        if isinstance(actor, Actor) and not isinstance(actor, type):
+            return lambda seed: actor
+        return actor
     model = given.model
     if model is None and config.model is not None:
         from reflexion.models.registry import load_model
@@ -193,7 +212,7 @@ def _backends(
     return out
 
 
-def _open_memories(plan: Plan, backends: dict[str, str], memory: Memory | None) -> None:
+def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | None) -> None:
     """One store per backend, shared by the strategies that use it."""
     c = plan.config
     settings = StoreSettings(plan.folder.path, c.memory, c.chroma_url, c.embedder)
@@ -211,11 +230,3 @@ def _open_memories(plan: Plan, backends: dict[str, str], memory: Memory | None) 
         for s in plan.strategies.values():
             if s.memory == RUN_MEMORY:
                 plan.memories[s.name] = memory
-
-
-def close_all(memories: Sequence[Memory]) -> None:
-    from reflexion.core.protocols import Closable
-
-    for memory in memories:
-        if isinstance(memory, Closable):
-            memory.close()

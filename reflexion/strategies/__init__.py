@@ -48,6 +48,8 @@ STRATEGIES: dict[str, Strategy] = {
     )
 }
 
+BUILTIN = tuple(STRATEGIES)  # the ones above, before any registration
+
 
 def register_strategy(strategy: Strategy) -> None:
     """Make `--strategies NAME` (and RunConfig(strategies=(NAME,))) run `strategy`."""

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from .proxy import CheckTimeout, Handle, Server, Unavailable, type_name
+from .proxy import CheckTimeout, CodeSide, Handle, Unavailable, type_name
 from .wire import MAX_DEPTH, Capped, Channel, Garbled, Lost, Message, decode
 
 
@@ -71,7 +71,7 @@ def shown(got: Any) -> str:
     return short(text)
 
 
-def run_check(check: Message, scope: dict[str, Any], server: Server) -> Message:
+def run_check(check: Message, scope: dict[str, Any], code_side: CodeSide) -> Message:
     printed = Capped()
     with contextlib.redirect_stdout(printed):
         exec(compile(check["setup"], "<setup>", "exec"), scope)
@@ -79,11 +79,11 @@ def run_check(check: Message, scope: dict[str, Any], server: Server) -> Message:
             exec(compile(check["source"], "<check>", "exec"), scope)
             return {"passed": True}
         got = eval(compile(check["source"], "<check>", "eval"), scope)
-        asked = server.asked
+        asked = code_side.asked
         try:
             want = eval(compile(check["expected"], "<want>", "eval"), scope)
         except (SyntaxError, NameError) as exc:
-            if isinstance(exc, NameError) and server.asked != asked:
+            if isinstance(exc, NameError) and code_side.asked != asked:
                 raise  # the code's own answer, not a sign that this is text
             # an expected output that is not an expression: compare it as printed text
             text = check["expected"].strip()
@@ -114,7 +114,7 @@ def holds_handle(value: Any, depth: int = 0) -> bool:
 
 
 def namespace(
-    loaded: dict[str, Message], server: Server, helpers: str, entry_points: list[str]
+    loaded: dict[str, Message], code_side: CodeSide, helpers: str, entry_points: list[str]
 ) -> dict[str, Any]:
     """The names the code defined, as the checks see them."""
     found: dict[str, Any] = {"__name__": "checks"}
@@ -131,16 +131,16 @@ def namespace(
         elif name in sys.stdlib_module_names and name not in entry_points:
             continue  # nor can an object of the code
         else:
-            found[name] = decode(entry["value"], server.handle)
+            found[name] = decode(entry["value"], code_side.handle)
     exec(compile(helpers, "<helpers>", "exec"), found)  # the task's own: they win
     return found
 
 
-def start(given: Message, server: Server, emit: Callable[..., Any]) -> dict[str, Any] | None:
+def start(given: Message, code_side: CodeSide, emit: Callable[..., Any]) -> dict[str, Any] | None:
     """Wait for the code to load; the names the checks run with, or None (the reason emitted)."""
     limit, grace = given["limit"], given["grace"]
     try:
-        first = server.channel.receive(limit + grace)
+        first = code_side.channel.receive(limit + grace)
     except (Lost, Garbled) as exc:
         emit(load_lost=type(exc).__name__)
         return None
@@ -154,7 +154,7 @@ def start(given: Message, server: Server, emit: Callable[..., Any]) -> dict[str,
     try:
         loaded, helpers, entry_points = first["loaded"], given["helpers"], given["entry_points"]
         return timed(  # type: ignore[no-any-return]
-            lambda: namespace(loaded, server, helpers, entry_points), limit
+            lambda: namespace(loaded, code_side, helpers, entry_points), limit
         )
     except BaseException as exc:  # noqa: BLE001 - the code's names broke the start: say how
         emit(load_error="the checks could not start: " + describe(exc, limit))
@@ -171,19 +171,19 @@ def main() -> None:
         os.write(out, (json.dumps(fields) + "\n").encode())
 
     limit = given["limit"]
-    server = Server(Channel(given["read_fd"], given["write_fd"]), given["grace"])
-    base = start(given, server, emit)
+    code_side = CodeSide(Channel(given["read_fd"], given["write_fd"]), given["grace"])
+    base = start(given, code_side, emit)
     if base is None:
         return
     emit(loaded=True)
     for index, check in enumerate(given["checks"]):
-        if server.down is not None:
-            emit(index=index, passed=False, down=server.down)
+        if code_side.down is not None:
+            emit(index=index, passed=False, down=code_side.down)
             continue
         try:
-            outcome = timed(lambda: run_check(check, dict(base), server), limit)  # noqa: B023
+            outcome = timed(lambda: run_check(check, dict(base), code_side), limit)  # noqa: B023
         except Unavailable:
-            outcome = {"passed": False, "down": server.down}
+            outcome = {"passed": False, "down": code_side.down}
         except BaseException as exc:  # noqa: BLE001 - a failing check is a verdict
             outcome = {"passed": False, "error": describe(exc, limit)}
         emit(index=index, **outcome)

@@ -1,9 +1,9 @@
-"""The code's process as the checks' process sees it: `Server` sends requests and rebuilds the
+"""The code's process as the checks' process sees it: `CodeSide` sends requests and rebuilds the
 answers, and a `Handle` stands for a function or object that lives over there. A handle forwards
 calls, attribute reads, `len`, iteration, indexing, `bool`, `str` and `repr`, and nothing else;
 it is equal only to itself. Standard library only.
 
-    >>> Server(channel=None, grace=1.0).rebuilt("ValueError", "bad").__class__.__name__
+    >>> CodeSide(channel=None, grace=1.0).rebuilt("ValueError", "bad").__class__.__name__
     'ValueError'
 """
 
@@ -34,7 +34,7 @@ class Unavailable(BaseException):
     """The code's process ended, hung or garbled its answers: no check can run any more."""
 
 
-class Server:
+class CodeSide:
     """The candidate's process, seen from here."""
 
     def __init__(self, channel: Channel, grace: float) -> None:
@@ -166,15 +166,15 @@ class Server:
 class Handle:
     """A function or object that lives in the code's process. Equal only to itself."""
 
-    __slots__ = ("_server", "_body")
+    __slots__ = ("_code_side", "_body")
 
-    def __init__(self, server: Server, body: list[Any]) -> None:
-        object.__setattr__(self, "_server", server)
+    def __init__(self, code_side: CodeSide, body: list[Any]) -> None:
+        object.__setattr__(self, "_code_side", code_side)
         object.__setattr__(self, "_body", body)
 
     def _ask(self, op: str, *args: Any, kwargs: Mapping[str, Any] | None = None) -> Any:
         get = object.__getattribute__
-        return get(self, "_server").ask(op, {"h": get(self, "_body")}, args, kwargs)
+        return get(self, "_code_side").ask(op, {"h": get(self, "_body")}, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._ask("call", *args, kwargs=kwargs)
