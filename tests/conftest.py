@@ -20,6 +20,21 @@ pytest_plugins = ["chroma_server"]  # the `chroma_server` fixture
 
 SECRET = "HELD-OUT-SECRET-7f3a"
 
+# A user's env module, as a user would write it (tests save it and load it by name).
+ECHO_ENV = """
+from reflexion.core.records import Score, Task
+
+class Echo:
+    name = "echo"
+    def tasks(self):
+        return [Task("e1", "Say: ready")]
+    def score(self, task, candidate):
+        ok = "ready" in candidate
+        return Score(float(ok), ok, "" if ok else "say the word ready")
+    def evaluate(self, task, candidate):
+        return self.score(task, candidate)
+"""
+
 
 class KeywordEnv:
     """Write text with every visible keyword. The held-out check also wants a hidden word, whose

@@ -10,7 +10,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from conftest import KeywordEnv, scripted
+from conftest import ECHO_ENV, KeywordEnv, scripted
 
 from envs.registry import BUILTIN, env_names, make_env
 from reflexion.core.protocols import Actor, Env, SandboxedEnv, ScriptedEnv
@@ -18,25 +18,11 @@ from reflexion.core.records import Call, Score
 from reflexion.loop.config import RunConfig
 from reflexion.loop.runner import run
 
-USER_ENV = """
-from reflexion.core.records import Score, Task
-
-class Echo:
-    name = "echo"
-    def tasks(self):
-        return [Task("e1", "Say: ready")]
-    def score(self, task, candidate):
-        ok = "ready" in candidate
-        return Score(float(ok), ok, "" if ok else "say the word ready")
-    def evaluate(self, task, candidate):
-        return self.score(task, candidate)
-"""
-
 
 @pytest.fixture(scope="module")
 def user_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("user")
-    (folder / "contract_user_env.py").write_text(USER_ENV)
+    (folder / "contract_user_env.py").write_text(ECHO_ENV)
     sys.path.insert(0, str(folder))
     yield "contract_user_env"
     sys.path.remove(str(folder))

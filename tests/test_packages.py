@@ -10,25 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import ECHO_ENV
 
 from reflexion.core.packages import check_packages, foreign_package
 
 EXE = Path(sys.executable).with_name("reflexion")
 USER_CODE = {
     "memory.py": "NOTES = 'my own notes module'\n",  # named like our package
-    "myenv.py": """
-        from reflexion.core.records import Score, Task
-
-        class Echo:
-            name = "echo"
-            def tasks(self):
-                return [Task("e1", "Say: ready")]
-            def score(self, task, candidate):
-                ok = "ready" in candidate
-                return Score(float(ok), ok, "" if ok else "say the word ready")
-            def evaluate(self, task, candidate):
-                return self.score(task, candidate)
-        """,
+    "myenv.py": ECHO_ENV,
     "mymodel.py": """
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         from langchain_core.messages import AIMessage
