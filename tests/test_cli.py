@@ -237,3 +237,12 @@ def test_run_takes_one_strategy_and_folders_are_recorded_tidily(tmp_path: Path, 
     saved = json.loads((tmp_path / "r" / "config.json").read_text())
     assert (saved["memory"], saved["out"]) == (str(store), str(tmp_path / "r"))
     assert main([*first, "--memory", str(store), "--out", str(tmp_path / "r")]) == 0  # resumes
+
+
+def test_speculative_decoding_is_for_local_models(tmp_path: Path, capsys) -> None:
+    argv = ["run", "--env", "quadratic", "--strategy", "single", "--out", str(tmp_path / "s")]
+    assert main([*argv, "--speculative", "fast"]) == 2
+    assert "unknown speculative decoding 'fast'" in capsys.readouterr().err
+    assert main([*argv, "--speculative", "ngram", "--model", "openai:gpt-4o-mini"]) == 2
+    assert "--speculative ngram needs a local model" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()

@@ -142,3 +142,25 @@ def test_a_file_that_is_not_a_model_is_one_clear_error(tmp_path: Path, capsys) -
     err = capsys.readouterr().err.strip()
     assert err.startswith("reflexion: error: cannot load the local model") and "\n" not in err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_prefilled_answer_is_continued_not_decoded(small: ChatLocalGGUF) -> None:
+    """The answer's known beginning goes in as prompt: the reply holds it, and only the rest
+    counts as output tokens."""
+    prefix = "```python\ndef add(a, b):\n    "
+    task = Task("t", "Write add(a, b).", {"answer_prefix": prefix})
+    actor = ChatActor(small, max_tokens={"generate": 24})
+    call = asyncio.run(actor.generate(task, (), sample=0))
+    assert call.prompt[-1].role == "ai" and call.prompt[-1].content == prefix
+    assert call.output.startswith(prefix) and len(call.output) > len(prefix)
+    asked = asyncio.run(actor.generate(Task("t", "Write add(a, b)."), (), sample=0))
+    assert call.input_tokens > asked.input_tokens  # the prefix was processed as prompt...
+    assert 0 < call.output_tokens <= 24  # ...and is not in the output's count
+
+
+def test_speculative_decoding_runs_and_is_checked() -> None:
+    spec = ChatLocalGGUF.named("smollm2-135m", max_tokens=16, speculative="ngram")
+    reply = spec.invoke([HumanMessage("Repeat: one two three one two three one two three")])
+    assert reply.text.strip() and reply.response_metadata["timings"]["predicted_n"] <= 16
+    with pytest.raises(UsageError, match="unknown speculative decoding 'fast'"):
+        ChatLocalGGUF.named("smollm2-135m", speculative="fast").load()

@@ -6,8 +6,8 @@ reference solution ever appear in a task or in visible feedback.
 
     >>> env = HumanEvalEnv.from_spec("2")
     >>> task = env.tasks()[0]
-    >>> task.id, task.spec
-    ('HumanEval/0', {'entry_point': 'has_close_elements', 'kind': 'code'})
+    >>> task.id, task.spec["entry_point"], task.spec["answer_prefix"][:30]
+    ('HumanEval/0', 'has_close_elements', '```python\nfrom typing import Lis')
     >>> env.score(task, "def has_close_elements(numbers, threshold):\\n    return False").value
     0.5
 """
@@ -181,4 +181,7 @@ def _machine_trouble(run: CheckRun) -> str | None:
 
 def _task(problem: Problem) -> Task:
     prompt = f"{INSTRUCTION}```python\n{problem.prompt}```"
-    return Task(problem.task_id, prompt, {"entry_point": problem.entry_point, "kind": "code"})
+    # An answer repeats the prompt's code before the body: a model that can continue a reply
+    # (reflexion.core.protocols.Prefilling) is handed it, and decodes only the rest.
+    spec = {"entry_point": problem.entry_point, "kind": "code"}
+    return Task(problem.task_id, prompt, spec | {"answer_prefix": f"```python\n{problem.prompt}"})

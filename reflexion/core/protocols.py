@@ -119,6 +119,16 @@ class Closable(Protocol):
 
 
 @runtime_checkable
+class Prefilling(Protocol):
+    """A chat model that continues a last assistant message instead of starting a new one
+    (llama.cpp's server does). An answer known to begin with some text (a task's
+    `spec["answer_prefix"]`: the function's signature and docstring) is then processed with the
+    prompt, in one batch, instead of being decoded token by token; the reply holds all of it."""
+
+    prefills_answers: bool
+
+
+@runtime_checkable
 class Preloadable(Protocol):
     """A model that can load its weights before the first call (the local GGUF model), so a bad
     file is one clear error and the load time is not charged to the first trial."""

@@ -28,9 +28,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from reflexion.core.protocols import Prefilling
 from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
 from reflexion.loop import prompts
 from reflexion.loop.config import ROLE_TOKENS
@@ -98,7 +99,7 @@ class ChatActor:
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         texts = [r.reflection.text for r in lessons]
-        msgs = prompts.generate_messages(task, texts)
+        msgs = self._prefilled(task, prompts.generate_messages(task, texts))
         if sample == 0:
             return await self._call("generate", msgs)
         sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
@@ -109,11 +110,19 @@ class ChatActor:
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.REFINE_REQUEST)
-        return await self._call("refine", msgs)
+        return await self._call("refine", self._prefilled(task, msgs))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.CORRECT_REQUEST)
-        return await self._call("correct", msgs)
+        return await self._call("correct", self._prefilled(task, msgs))
+
+    def _prefilled(self, task: Task, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """The messages asking for an answer, with the answer's known beginning as the start of
+        the model's reply when the model can continue it (see Prefilling)."""
+        prefix = task.spec.get("answer_prefix")
+        if not prefix or not isinstance(self.model, Prefilling) or not self.model.prefills_answers:
+            return messages
+        return [*messages, AIMessage(prefix)]
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         return await self._call("reflect", prompts.reflect_messages(task, attempt))

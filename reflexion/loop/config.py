@@ -21,6 +21,7 @@ from typing import Any
 from memory.backend import DEFAULT_EMBEDDER
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
+from reflexion.models.server import check_speculative
 
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
@@ -117,6 +118,13 @@ class RunConfig(Record):
         "quadratic's scripted actor needs none",
         result=True,
     )
+    speculative: str = setting(
+        "none",
+        help="speculative decoding of a local model: none; ngram (drafts from text in the "
+        "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
+        "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
+        result=True,
+    )
     concurrency: int = setting(4, help="trials in flight", parse=positive, limits=(1, 256))
     k: int = setting(
         3,
@@ -209,6 +217,7 @@ class RunConfig(Record):
                 roles = ", ".join(ROLE_TOKENS)
                 msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
                 raise UsageError(msg)
+        check_speculative(self.speculative)
         self._validate_faults_and_budget()
 
     def _validate_faults_and_budget(self) -> None:

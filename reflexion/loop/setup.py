@@ -170,7 +170,7 @@ def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
     if model is None and config.model is not None:
         from reflexion.models.registry import load_model
 
-        model = load_model(config.model)
+        model = load_model(config.model, config.speculative)
     if model is not None:
         return _chat_actors(model, config)
     if not isinstance(env, ScriptedEnv):

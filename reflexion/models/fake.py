@@ -35,7 +35,7 @@ class FixedChatModel(BaseChatModel):
         words = sum(len(m.text.split()) for m in messages)
         usage = {"input_tokens": words, "output_tokens": len(self.reply.split())}
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-        message = AIMessage(self.reply, usage_metadata=usage)  # type: ignore[arg-type]
+        message = AIMessage(self.reply, usage_metadata=usage)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(

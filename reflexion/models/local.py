@@ -28,6 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from reflexion.core.errors import UsageError
+from reflexion.models.server import ServerSettings, start_server
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
@@ -43,11 +44,14 @@ class ChatLocalGGUF(BaseChatModel):
     context: int = 4096  # tokens per slot
     parallel: int = 1
     threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    speculative: str = "none"  # "none", "ngram" or "draft:MODEL" (see reflexion.models.server)
     max_tokens: int = 512
     temperature: float = 0.0  # greedy by default
     seed: int = 0
+    # llama.cpp continues a last assistant message (reflexion.core.protocols.Prefilling)
+    prefills_answers: bool = True
 
-    _servers: ClassVar[dict[tuple[str, int, int, int], Any]] = {}
+    _servers: ClassVar[dict[ServerSettings, Any]] = {}
     _load_lock: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
@@ -79,12 +83,31 @@ class ChatLocalGGUF(BaseChatModel):
             msg = f"cannot load the local model {self.path}: {exc}"
             raise UsageError(msg) from None
 
+    @property
+    def settings(self) -> ServerSettings:
+        return ServerSettings(
+            self.path, self.context, self.parallel, self.threads, self.speculative
+        )
+
     def _server(self) -> Any:
-        key = (self.path, self.context, self.parallel, self.threads)
+        key = self.settings
         with self._load_lock:
             if key not in self._servers:
-                self._servers[key] = _start_server(*key)
+                self._servers[key] = start_server(key)
             return self._servers[key]
+
+    def request(self, messages: list[BaseMessage], **kwargs: Any) -> dict[str, Any]:
+        """The server request for `messages` (what a benchmark sends to a raw server too)."""
+        request = {
+            "messages": [{"role": ROLES.get(m.type, m.type), "content": m.text} for m in messages],
+            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
+            "temperature": float(kwargs.get("temperature", self.temperature)),
+            "seed": int(kwargs.get("seed", self.seed)),
+            "cache_prompt": True,
+        }
+        if kwargs.get("stop"):
+            request["stop"] = kwargs["stop"]
+        return request
 
     def _generate(
         self,
@@ -93,17 +116,9 @@ class ChatLocalGGUF(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        request = {
-            "messages": [{"role": ROLES.get(m.type, m.type), "content": m.text} for m in messages],
-            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
-            "temperature": float(kwargs.get("temperature", self.temperature)),
-            "seed": int(kwargs.get("seed", self.seed)),
-            "cache_prompt": True,
-        }
-        if stop:
-            request["stop"] = stop
-        reply = self._server().handle_chat_completions(request)
-        return _to_result(reply if isinstance(reply, dict) else json.loads(reply))
+        reply = self._server().handle_chat_completions(self.request(messages, stop=stop, **kwargs))
+        prefill = messages[-1].text if messages and messages[-1].type == "ai" else ""
+        return _to_result(reply if isinstance(reply, dict) else json.loads(reply), prefill)
 
     async def _agenerate(
         self,
@@ -116,24 +131,7 @@ class ChatLocalGGUF(BaseChatModel):
         return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
 
 
-def _start_server(path: str, context: int, parallel: int, threads: int) -> Any:
-    try:
-        import xllamacpp
-    except ImportError:
-        msg = "the local model needs xllamacpp: pip install xllamacpp"
-        raise UsageError(msg) from None
-    params = xllamacpp.CommonParams()
-    params.model.path = path
-    params.n_ctx = context * parallel  # llama.cpp splits the context evenly between slots
-    params.n_parallel = parallel
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
-    # llama.cpp logs every slot event to stderr; REFLEXION_LLAMA_LOG=1 keeps it for debugging.
-    params.verbosity = 3 if os.environ.get("REFLEXION_LLAMA_LOG") else -1
-    return xllamacpp.Server(params)
-
-
-def _to_result(reply: dict[str, Any]) -> ChatResult:
+def _to_result(reply: dict[str, Any], prefill: str = "") -> ChatResult:
     if "error" in reply:
         msg = f"local model error: {reply['error']}"
         raise RuntimeError(msg)
@@ -143,8 +141,11 @@ def _to_result(reply: dict[str, Any]) -> ChatResult:
         usage = json.loads(usage)
     prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
     cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0))
+    content = choice["message"].get("content") or ""
+    if prefill and not content.startswith(prefill):  # the reply is the whole answer, always
+        content = prefill + content
     message = AIMessage(
-        content=choice["message"].get("content") or "",
+        content=content,
         usage_metadata={
             "input_tokens": prompt,
             "output_tokens": completion,

@@ -23,15 +23,19 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
-def load_model(spec: str) -> BaseChatModel:
-    """Build the chat model `spec` names; a bad name is a UsageError, not a traceback."""
+def load_model(spec: str, speculative: str = "none") -> BaseChatModel:
+    """Build the chat model `spec` names; a bad name is a UsageError, not a traceback.
+    `speculative` (see reflexion.models.server) applies to a local model only."""
     from reflexion.models.files import MODELS
 
     prefix, _, rest = spec.partition(":")
     if spec in MODELS or spec.endswith(".gguf"):
         from reflexion.models.local import ChatLocalGGUF
 
-        return ChatLocalGGUF.named(spec)
+        return ChatLocalGGUF.named(spec, speculative=speculative)
+    if speculative != "none":
+        msg = f"--speculative {speculative} needs a local model, not {spec!r}"
+        raise UsageError(msg)
     if prefix == "openai" and rest:
         return _openai(rest)
     if prefix == "openai-compatible" and rest:
