@@ -6,11 +6,14 @@ trial, so `errors == ()` plus an exhausted script pins the call count exactly.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import SECRET, KeywordEnv, scripted
+from conftest import SECRET, CountingModel, KeywordEnv, scripted
+from langchain_core.messages import AIMessage
 
+from memory import WindowMemory
 from reflexion.core.records import TaskResult
 from reflexion.loop.prompts import CORRECT_REQUEST
 from reflexion.loop.runfolder import RunFolder
@@ -154,3 +157,25 @@ def test_the_cost_of_a_final_stop_feedback_is_on_the_curve(tmp_path: Path) -> No
     result, _ = run_one(tmp_path, "self-refine", ["apple", "Looks good to me.\nSTOP"])
     assert result.curve[-1].calls == result.llm_calls == 2
     assert result.curve[-1].tokens == result.input_tokens + result.output_tokens
+
+
+class Prefiller(CountingModel):
+    prefills_answers: bool = True
+
+
+def test_a_reflection_continues_the_conversation_of_its_attempt(tmp_path: Path) -> None:
+    """Reflect asks within the conversation that produced the attempt (so a prefix cache holds
+    it), without the answer's prefill, and the next attempt is prefilled again."""
+    replies = ["an apple", "use the word river", "apple river zebra"]
+    model = Prefiller(messages=iter(AIMessage(r) for r in replies), prompts=[])
+    env = KeywordEnv()
+    env._tasks = [
+        dataclasses.replace(t, spec=t.spec | {"answer_prefix": "Sentence: "}) for t in env._tasks
+    ]
+    config = RunConfig(strategies=("reflexion",), out=str(tmp_path / "r"), episodes=2, tasks=1)
+    run(config, model=model, env=env, memory=WindowMemory())
+    generate, reflect, again = ([(m.type, str(m.content)) for m in p] for p in model.prompts)
+    assert generate[-1] == ("ai", "Sentence: ")  # the prefill
+    assert reflect[: len(generate) - 1] == generate[:-1]  # the same conversation, then:
+    assert reflect[len(generate) - 1] == ("ai", "an apple") and reflect[-1][0] == "human"
+    assert "missing words: river" in reflect[-1][1] and again[-1] == ("ai", "Sentence: ")

@@ -95,11 +95,13 @@ class Call(Record):
 @dataclass(frozen=True)
 class Attempt(Record):
     """A candidate and its VISIBLE score. The held-out result is never stored here, so nothing
-    that hands attempts to the actor can leak it."""
+    that hands attempts to the actor can leak it. `prompt` is what asked for the candidate (a
+    reflection continues that conversation, so the model's prefix cache holds most of it)."""
 
     episode: int
     candidate: str
     score: Score
+    prompt: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True)

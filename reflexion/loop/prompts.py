@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from reflexion.core.records import Attempt, Task, Turn
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
+MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
 
 GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
 LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"
@@ -45,6 +46,13 @@ REFLECT = ChatPromptTemplate.from_messages(
         ),
     ]
 )
+# A reflection continues the conversation that produced the attempt: all of it but this request
+# is in the runtime's prefix cache, since the attempt was just generated from it.
+REFLECT_REQUEST = (
+    "Result of checking your answer: {result}\n\n"
+    "In a few sentences, say why the answer failed and give a concrete plan for the next "
+    "attempt. Do not write the full answer."
+)
 CONVERSATION = ChatPromptTemplate.from_messages(
     [("system", SYSTEM), ("human", "{task}"), MessagesPlaceholder("history")]
 )
@@ -56,9 +64,17 @@ def generate_messages(task: Task, lessons: Sequence[str]) -> list[BaseMessage]:
 
 
 def reflect_messages(task: Task, attempt: Attempt) -> list[BaseMessage]:
-    return REFLECT.format_messages(
-        task=task.prompt, candidate=attempt.candidate, result=attempt.score.feedback
-    )
+    """The conversation that produced the attempt, its answer, then the request to diagnose it;
+    an attempt that does not carry its prompt gets a prompt of its own."""
+    if not attempt.prompt:
+        return REFLECT.format_messages(
+            task=task.prompt, candidate=attempt.candidate, result=attempt.score.feedback
+        )
+    request = REFLECT_REQUEST.format(result=attempt.score.feedback)
+    asked = [MESSAGE_TYPES[m.role](m.content) for m in attempt.prompt]
+    if asked and asked[-1].type == "ai":
+        asked.pop()  # the answer's prefill (see ChatActor._prefilled): the candidate holds it
+    return [*asked, AIMessage(attempt.candidate), HumanMessage(request)]
 
 
 def refine_messages(task: Task, history: Sequence[Turn], request: str) -> list[BaseMessage]:

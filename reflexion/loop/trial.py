@@ -93,7 +93,7 @@ class RecordedTrial:
         candidate = call.output
         score = await self._check("score", self.env.score, candidate, episode)
         held_out = await self._check("evaluate", self.env.evaluate, candidate, episode)
-        attempt = Attempt(episode, candidate, score)
+        attempt = Attempt(episode, candidate, score, call.prompt)
         self.attempts.append(attempt)
         self._log(episode, "score", output=score.feedback, data=score.to_dict())
         self._log(episode, "evaluate", output=held_out.feedback, data=held_out.to_dict())
