@@ -121,6 +121,15 @@ def test_memory_commands_show_reflections_with_provenance(tmp_path: Path, capsys
             "between 1 and 1000",
         ),
         (["run", "--env", "quadratic", "--strategy", "single", "--tasks", "9"], "more than the 8"),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--signal", "self-tests"],
+            "--signal self-tests needs an env of code tasks",
+        ),
+        (["run", "--env", "quadratic", "--strategy", "single", "--feedback", "loud"], "invalid"),
+        (
+            ["run", "--env", "quadratic", "--strategy", "single", "--self-tests", "0"],
+            "at least 1",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, argv, message) -> None:

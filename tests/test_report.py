@@ -87,6 +87,18 @@ def test_comparison_json_has_intervals_costs_and_curves(report_dir: Path) -> Non
     assert a["by_episode"]["y"] == pytest.approx([0.4, 0.4, 0.6])
 
 
+def test_every_output_has_the_paired_comparison(report_dir: Path) -> None:
+    pairs = json.loads((report_dir / "comparison.json").read_text())["pairs"]
+    assert [(p["a"], p["b"]) for p in pairs] == [("A", NASTY)]
+    # NASTY: t0-t2 as A, plus t3 and t4 failing. A passes t1, t3 (last), t4 (episode 1 only
+    # counts in the curve; its final verdict is False): NASTY lost t3.
+    assert (pairs[0]["tasks"], pairs[0]["won"], pairs[0]["lost"]) == (5, 0, 1)
+    md = (report_dir / "report.md").read_text()
+    assert "## Paired comparisons" in md and '| a&lt;b&gt;&amp;"c vs A | 5 |' in md
+    page = (report_dir / "report.html").read_text()
+    assert "<td>a&lt;b&gt;&amp;&quot;c vs A</td><td>5</td>" in page and "McNemar" in page
+
+
 def compare(out: Path) -> int:
     return main(
         [
@@ -114,6 +126,11 @@ def test_compare_writes_the_report_and_report_rebuilds_it(
     printed = capsys.readouterr().out
     assert f"report: {out / 'report.html'}" in printed
     assert re.search(r"self-refine\s+8\s+\d+\.\d% \[\d+-\d+\]", printed)
+    assert "paired, on the same tasks:" in printed
+    # the scripted actor calls no model: its cost per solve is not shown as 0 (free)
+    assert re.search(r"self-refine .* no model\s+no model", printed)
+    assert re.search(r"reflexion-window vs self-refine .* no model", printed)
+    assert re.search(r"reflexion-window vs self-refine\s+8\s+[+-]\d+\.\d pts", printed)
     first = {name: (out / name).read_bytes() for name in FILES}
     for name in FILES:
         (out / name).unlink()

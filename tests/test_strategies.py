@@ -18,9 +18,16 @@ from reflexion.core.records import TaskResult
 from reflexion.loop.prompts import CORRECT_REQUEST
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
+from reflexion.loop.shown import GENERIC_FEEDBACK
 
 
-def run_one(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 3):
+def run_one(
+    tmp_path: Path,
+    strategy: str,
+    replies: list[str],
+    episodes: int = 3,
+    feedback: str = "actionable",
+):
     model = scripted(replies)
     config = RunConfig(
         env="keywords",
@@ -29,6 +36,7 @@ def run_one(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 3
         episodes=episodes,
         tasks=1,
         embedder="hash-64",
+        feedback=feedback,
     )
     [result] = run(config, model=model, env=KeywordEnv())
     return result, model
@@ -88,6 +96,43 @@ def test_self_refine_spends_the_whole_budget_when_never_solved(tmp_path: Path) -
     assert [x for x in last if x in {"a", "fb0", "b", "fb1"}] == ["a", "fb0", "b", "fb1"]
 
 
+@pytest.mark.parametrize(
+    ("feedback", "shown"),
+    [("generic", GENERIC_FEEDBACK), ("none", "score 0.5, not solved")],
+)
+def test_self_refine_without_feedback_writes_none_and_shows_only_the_result(
+    tmp_path: Path, feedback: str, shown: str
+) -> None:
+    result, model = run_one(tmp_path, "self-refine", ["apple", "apple stone"], 2, feedback)
+    assert_exact_calls(result, model, 2)  # no feedback call between the answers
+    refine = "\n".join(str(m.content) for m in model.prompts[1])
+    assert shown in refine and "missing words" not in refine  # the env's text is not shown
+    assert any(m.type == "ai" and m.content == "apple" for m in model.prompts[1])  # inline
+    steps = RunFolder(tmp_path / "run").steps()
+    scored = [s for s in steps if s.kind == "score"][0]
+    assert "missing words" in scored.output and scored.data["shown"] == shown  # trace keeps both
+    config = RunFolder(tmp_path / "run").load_config()
+    assert config is not None and config["feedback"] == feedback
+
+
+def test_retry_shows_each_result_and_writes_no_feedback(tmp_path: Path) -> None:
+    result, model = run_one(tmp_path, "retry", ["apple", "apple stone", "apple river zebra"])
+    assert_exact_calls(result, model, 3)
+    last = [str(m.content) for m in model.prompts[2]]
+    assert [x for x in last if x in {"apple", "apple stone"}] == ["apple", "apple stone"]
+    shown = [x for x in last if x.startswith("Result of checking this answer")]
+    assert len(shown) == 2 and all("missing words: river" in x for x in shown)
+    assert result.final_passed
+
+
+def test_reflexion_reflects_on_the_generic_line_only(tmp_path: Path) -> None:
+    replies = ["apple", "LESSON", "apple river zebra"]
+    result, model = run_one(tmp_path, "reflexion", replies, feedback="generic")
+    assert_exact_calls(result, model, 3)
+    reflect = "\n".join(str(m.content) for m in model.prompts[1])
+    assert GENERIC_FEEDBACK in reflect and "missing words" not in reflect
+
+
 @pytest.mark.parametrize("strategy", ["reflexion", "reflexion-window"])
 def test_reflexion_recalls_the_reflection_next_episode(tmp_path: Path, strategy: str) -> None:
     replies = ["apple", "LESSON: I forgot the river.", "apple river zebra"]
@@ -111,7 +156,8 @@ def test_reflexion_writes_no_reflection_after_the_last_episode(
 
 
 @pytest.mark.parametrize(
-    "strategy", ["single", "resample", "correct", "self-refine", "reflexion", "reflexion-window"]
+    "strategy",
+    ["single", "resample", "correct", "retry", "self-refine", "reflexion", "reflexion-window"],
 )
 def test_held_out_signal_never_reaches_a_prompt(tmp_path: Path, strategy: str) -> None:
     replies = ["apple", "fb", "apple river", "fb", "apple river stone"] * 2
@@ -179,3 +225,41 @@ def test_a_reflection_continues_the_conversation_of_its_attempt(tmp_path: Path) 
     assert reflect[: len(generate) - 1] == generate[:-1]  # the same conversation, then:
     assert reflect[len(generate) - 1] == ("ai", "an apple") and reflect[-1][0] == "human"
     assert "missing words: river" in reflect[-1][1] and again[-1] == ("ai", "Sentence: ")
+
+
+def budget_run(tmp_path: Path, replies: list[str], tokens: int) -> tuple[TaskResult, int]:
+    model = scripted(replies)
+    config = RunConfig(
+        env="keywords",
+        strategies=("self-refine",),
+        out=str(tmp_path / "run"),
+        episodes=10,
+        tasks=1,
+        task_tokens=tokens,
+    )
+    [result] = run(config, model=model, env=KeywordEnv())
+    assert result.errors == ()
+    return result, len(model.prompts)
+
+
+def test_a_token_budget_per_task_stops_the_strategy(tmp_path: Path) -> None:
+    # every call costs 13 tokens: the feedback (to 26) and the refine (to 39) start under 30;
+    # the next feedback would start past it, so the strategy stops with two answers
+    result, calls = budget_run(tmp_path, ["apple", "fb", "apple stone", "never asked"], 30)
+    assert calls == 3 and result.attempts == 2
+    last = RunFolder(tmp_path / "run").steps()[-1]
+    assert last.kind == "budget" and last.output == "39 tokens used of 30"
+
+
+def test_the_report_counts_only_what_was_done_within_the_token_budget(tmp_path: Path) -> None:
+    from reflexion.report.build import write_report
+
+    result, calls = budget_run(tmp_path, ["apple", "fb", "apple river zebra"], 30)
+    assert calls == 3 and result.final_passed  # the answer that crossed 30 tokens passed...
+    saved = RunFolder(tmp_path / "run").load_config()
+    assert saved is not None
+    report = write_report(tmp_path / "run", [result], saved, resamples=50)
+    [summary] = report.summaries
+    # ... but it ended at 39 tokens: within the budget of 30, nothing passed
+    assert summary.final_success == 1.0 and summary.at_tokens == 0.0
+    assert "final @ 30 tok" in (tmp_path / "run" / "report.md").read_text()

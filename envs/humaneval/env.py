@@ -14,11 +14,12 @@ reference solution ever appear in a task or in visible feedback.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.code_tasks import CodeExtractionError, CodeProblem, no_code
+from envs.code_tasks import CodeExtractionError, CodeProblem, assert_checks, no_code
 from envs.humaneval.examples import parse_examples
 from envs.sandbox import Check, CheckRun, sandbox_layers
 from reflexion.core.errors import UsageError
@@ -150,6 +151,28 @@ class HumanEvalEnv:
             "has no examples to run, so nothing else was checked."
         )
         return self._code(problem).score(code, examples, EXAMPLE_SECONDS, no_checks=no_examples)
+
+    def test_subject(self, task: Task) -> str | None:
+        """What a model writing tests sees: the prompt's code (signature and docstring)."""
+        return self._problems[task.id].prompt
+
+    def score_with_tests(
+        self, task: Task, candidate: str, tests: Sequence[str], visible: bool
+    ) -> Score:
+        """VISIBLE: the fraction of the model's own tests passed (with the docstring examples
+        too, when `visible`), naming each that failed."""
+        problem = self._problems[task.id]
+        try:
+            code = self._code(problem).extract(candidate)
+        except CodeExtractionError as exc:
+            return no_code(exc)
+        checks = assert_checks(tests)
+        if visible:
+            # the examples may not run this time (VettingError): the self-tests still can
+            with contextlib.suppress(VettingError):
+                checks = [*self.examples(task), *checks]
+        noun = "test" if visible else "self-test"
+        return self._code(problem).score(code, checks, EXAMPLE_SECONDS, noun)
 
     def evaluate(self, task: Task, candidate: str) -> Score:
         """HELD-OUT: the official tests, `check(entry_point)`, in one sandboxed run."""

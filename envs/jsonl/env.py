@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from envs.code_tasks import CodeExtractionError, CodeProblem, assert_checks, no_code
@@ -88,6 +89,24 @@ class JsonlEnv:
             f1 = max(token_f1(answer, gold) for gold in item.answers)
             return Score(f1, em, f"exact match: {'yes' if em else 'no'}; F1 {f1:.2f}")
         return self._run_tests(item, candidate, item.hidden_tests, "hidden test")
+
+    def test_subject(self, task: Task) -> str | None:
+        """What a model writing tests sees: a code task's prompt; None for a question."""
+        item = self._items[task.id]
+        return item.prompt if isinstance(item, CodeTask) else None
+
+    def score_with_tests(
+        self, task: Task, candidate: str, tests: Sequence[str], visible: bool
+    ) -> Score:
+        """VISIBLE: the model's own tests of a code task (and its visible tests, when
+        `visible`)."""
+        item = self._items[task.id]
+        if not isinstance(item, CodeTask):
+            return self.score(task, candidate)
+        own = tuple(tests)
+        if visible:
+            return self._run_tests(item, candidate, (*item.visible_tests, *own), "test")
+        return self._run_tests(item, candidate, own, "self-test")
 
     def _run_tests(
         self, item: CodeTask, candidate: str, tests: tuple[str, ...], noun: str

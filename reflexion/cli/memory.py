@@ -21,8 +21,8 @@ from reflexion.cli.common import typed
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Recalled, Reflection, Step
-from reflexion.loop.config import positive
 from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.values import positive
 
 
 def add_memory_parser(sub: Any) -> None:

@@ -11,11 +11,14 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reflexion.cli.common import EXIT_STOPPED, typed
 from reflexion.core.errors import UsageError
 from reflexion.loop.config import RunConfig, flag_of
+
+if TYPE_CHECKING:
+    from reflexion.report.build import Report
 
 
 def add_run_parsers(sub: Any) -> None:
@@ -88,14 +91,28 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
         saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
         report = write_report(out, results, saved)
         print(format_table(report.summaries))
+        print_more(report)
         print(f"comparison: {report.files[0]}\nreport: {report.files[-1]}")
     else:
-        print(format_table(summarize(results, strategies)))
+        print(format_table(summarize(results, strategies, task_tokens=config.task_tokens)))
     print(f"run folder: {out}")
     if results.stopped is not None:
         print(results.stopped.message(), file=sys.stderr)
         return EXIT_STOPPED
     return 0
+
+
+def print_more(report: Report) -> None:
+    """Under the main table: the paired comparisons (two strategies or more), and how the
+    visible signal did against held-out when the model's own tests were part of it."""
+    from reflexion.report.paired import format_pairs
+    from reflexion.report.signals import format_signals
+
+    if report.pairs:
+        print(f"\npaired, on the same tasks:\n{format_pairs(report.pairs)}")
+    if any(s.signal != "visible" for s in report.signals):
+        print(f"\nthe visible signal against held-out, per attempt:\n"
+              f"{format_signals(report.signals)}")  # fmt: skip
 
 
 def cmd_report(folder: Path) -> int:
@@ -111,5 +128,6 @@ def cmd_report(folder: Path) -> int:
     config = RunFolder(folder).load_config() or {"env": results[0].env, "run_id": results[0].run_id}
     report = write_report(folder, results, config)
     print(format_table(report.summaries))
+    print_more(report)
     print(f"report: {report.files[-1]}")
     return 0

@@ -77,6 +77,29 @@ class SandboxedEnv(Env, Protocol):
     def sandbox(self) -> dict[str, object]: ...
 
 
+@runtime_checkable
+class SelfTestingEnv(Env, Protocol):
+    """An env of code tasks that can check a candidate against unit tests the model wrote
+    (`--signal self-tests` or `both`). `test_subject` is what the test writer sees: the task's
+    visible prompt only (None: this task has no code to test)."""
+
+    def test_subject(self, task: Task) -> str | None: ...
+
+    def score_with_tests(
+        self, task: Task, candidate: str, tests: Sequence[str], visible: bool
+    ) -> Score:
+        """VISIBLE: `candidate` against `tests` (asserts), plus the env's own visible tests when
+        `visible`."""
+        ...
+
+
+@runtime_checkable
+class SelfTestWriter(Protocol):
+    """An actor that can write unit tests for a task from its prompt (a chat-model actor)."""
+
+    async def write_tests(self, task: Task, subject: str, count: int) -> Call: ...
+
+
 class Embedder(Protocol):
     """Text to unit vectors; `name` and `dim` are stored with a memory, so stores never mix."""
 
@@ -148,6 +171,9 @@ class Trial(Protocol):
     task: Task
     actor: Actor
     budget: int  # the most candidates this trial may produce
+    # what the model is shown of a check: "actionable" (the env's feedback, and Self-Refine's
+    # written feedback), "generic" (a fixed "there may be an error" line) or "none" (the score)
+    feedback: str
 
     @property
     def solved(self) -> bool:

@@ -204,6 +204,8 @@ class Point(Record):
     passed: bool  # held-out verdict on this attempt
     tokens: int  # cumulative tokens so far
     calls: int  # cumulative LLM calls so far
+    solved: bool | None = None  # visible verdict on this attempt (None: a record from before)
+    signal: str = ""  # what gave the visible score: visible, self-tests, both, or the fallback
 
 
 @dataclass(frozen=True)

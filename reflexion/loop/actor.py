@@ -109,11 +109,11 @@ class ChatActor:
         return await self._call("feedback", prompts.feedback_messages(task, history))
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
-        msgs = prompts.refine_messages(task, history, prompts.REFINE_REQUEST)
+        msgs = prompts.refine_messages(task, history, prompts.refine_request)
         return await self._call("refine", self._prefilled(task, msgs))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
-        msgs = prompts.refine_messages(task, history, prompts.CORRECT_REQUEST)
+        msgs = prompts.refine_messages(task, history, prompts.correct_request)
         return await self._call("correct", self._prefilled(task, msgs))
 
     def _prefilled(self, task: Task, messages: list[BaseMessage]) -> list[BaseMessage]:
@@ -123,6 +123,14 @@ class ChatActor:
         if not prefix or not isinstance(self.model, Prefilling) or not self.model.prefills_answers:
             return messages
         return [*messages, AIMessage(prefix)]
+
+    async def write_tests(self, task: Task, subject: str, count: int) -> Call:
+        """Unit tests of the task's function, from what `subject` shows (its visible prompt)."""
+        entry = str(task.spec.get("entry_point", "the function"))
+        msgs = prompts.tests_messages(subject, entry, count)
+        if isinstance(self.model, Prefilling) and self.model.prefills_answers:
+            msgs.append(AIMessage(prompts.TESTS_PREFIX))
+        return await self._call("tests", msgs)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         return await self._call("reflect", prompts.reflect_messages(task, attempt))

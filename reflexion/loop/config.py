@@ -15,55 +15,18 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
+from reflexion.loop.shown import FEEDBACK_MODES
+from reflexion.loop.values import path_text, positive, role_limits
 from reflexion.models.server import check_speculative
 
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
-
-
-def positive(text: str) -> int:
-    """A whole number of at least 1 (a command-line value).
-
-    >>> positive("3")
-    3
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"expected a whole number, got {text!r}"
-        raise ValueError(msg) from None
-    if value < 1:
-        msg = f"expected a number of at least 1, got {value}"
-        raise ValueError(msg)
-    return value
-
-
-def path_text(text: str) -> str:
-    """A folder as the run records it: `./store/` and `store` are one folder.
-
-    >>> path_text("./store/")
-    'store'
-    """
-    return str(Path(text))
-
-
-def role_limits(text: str) -> dict[str, int]:
-    """ "generate=512,reflect=128" -> {"generate": 512, "reflect": 128}."""
-    out: dict[str, int] = {}
-    for item in filter(None, (x.strip() for x in text.split(","))):
-        role, _, value = item.partition("=")
-        try:
-            out[role.strip()] = int(value)
-        except ValueError:
-            msg = f"expected ROLE=N pairs, got {item!r}"
-            raise ValueError(msg) from None
-    return out
+ROLE_TOKENS |= {"tests": 384}  # the unit tests a model writes for --signal self-tests
 
 
 def setting(
@@ -111,7 +74,15 @@ class RunConfig(Record):
     tasks: int | None = setting(
         help="run only the first N tasks", parse=positive, result=True, limits=(1, 100_000)
     )
-    seeds: int = setting(1, help="run seeds 0..N-1", parse=positive, result=True, limits=(1, 1000))
+    seeds: int = setting(
+        1,
+        help="run seeds 0..N-1. Every call decodes greedily except best-of-N's later samples, so "
+        "with a deterministic model the seeds of the other strategies repeat the same trial "
+        "(the run's cache answers them): more seeds add samples to resample only",
+        parse=positive,
+        result=True,
+        limits=(1, 1000),
+    )
     model: str | None = setting(
         help="a local model (qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b; smollm2-135m; "
         "a .gguf path), openai:NAME, openai-compatible:URL[#MODEL], or python:MODULE:ATTR; "
@@ -124,6 +95,16 @@ class RunConfig(Record):
         "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
         "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
         result=True,
+    )
+    task_tokens: int | None = setting(
+        help="equal-token mode: a trial starts no model call once it has used N tokens (its "
+        "first answer is always asked), so every strategy stops at the same cost per task; "
+        "set --episodes high enough that the tokens bind. The report then also shows success "
+        "at N tokens",
+        parse=positive,
+        result=True,
+        limits=(1, 10_000_000),
+        label="tokens per task",
     )
     concurrency: int = setting(4, help="trials in flight", parse=positive, limits=(1, 256))
     k: int = setting(
@@ -140,6 +121,30 @@ class RunConfig(Record):
         choices=("task", "global"),
         result=True,
         label="recall scope",
+    )
+    feedback: str = setting(
+        "actionable",
+        help="what the model sees of a check, in every strategy that uses one: actionable (the "
+        "env's own feedback, and Self-Refine's written feedback), generic (a fixed 'there may be "
+        "an error in your answer; check it and try again'), or none (only the score)",
+        choices=FEEDBACK_MODES,
+        result=True,
+    )
+    signal: str = setting(
+        "visible",
+        help="what scores a code candidate for the strategies: visible (the task's own visible "
+        "tests, e.g. HumanEval's docstring examples), self-tests (unit tests the model writes "
+        "from the prompt before the first attempt, as in Reflexion), or both",
+        choices=("visible", "self-tests", "both"),
+        result=True,
+    )
+    self_tests: int = setting(
+        5,
+        help="most unit tests the model writes per task (--signal self-tests or both)",
+        parse=positive,
+        result=True,
+        limits=(1, 50),
+        label="self-tests per task",
     )
     memory_backend: str = setting(
         "chroma",
@@ -206,9 +211,11 @@ class RunConfig(Record):
             if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
                 msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
                 raise UsageError(msg)
-        if self.scope not in ("task", "global"):
-            msg = f"--scope must be 'task' or 'global', got {self.scope!r}"
-            raise UsageError(msg)
+        for name in ("scope", "feedback", "signal"):
+            choices = FIELDS[name].metadata["choices"]
+            if getattr(self, name) not in choices:
+                msg = f"--{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                raise UsageError(msg)
         if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
             msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
             raise UsageError(msg)

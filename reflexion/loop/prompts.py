@@ -10,7 +10,7 @@ extends the previous one: a runtime with a prefix cache reprocesses only the new
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
@@ -31,6 +31,10 @@ FEEDBACK_REQUEST = (
     "If the answer is correct and needs no change, end with a line that says STOP."
 )
 REFINE_REQUEST = "Using the feedback above, write an improved, complete answer to the task."
+# Self-Refine with --feedback generic or none: no feedback is written; the result asks instead.
+RESULT_REQUEST = (
+    "Result of checking this answer: {result}\n\nWrite an improved, complete answer to the task."
+)
 CORRECT_REQUEST = (
     "There might be an error in the answer above because of a lack of understanding of the "
     "task. Please correct the error, if any, and rewrite the complete answer."
@@ -53,6 +57,20 @@ REFLECT_REQUEST = (
     "In a few sentences, say why the answer failed and give a concrete plan for the next "
     "attempt. Do not write the full answer."
 )
+# Self-tests see the task's visible prompt only (the env's test_subject): never a hidden test.
+WRITE_TESTS = ChatPromptTemplate.from_messages(
+    [
+        ("system", "You write unit tests for Python functions."),
+        (
+            "human",
+            "```python\n{subject}```\n\nDo not write the function. Write up to {count} unit "
+            "tests of `{entry_point}` for the description above: one Python assert statement "
+            "per line, each calling `{entry_point}` on an input and comparing the result with "
+            "the expected output. Include edge cases. Reply with one ```python code block.",
+        ),
+    ]
+)
+TESTS_PREFIX = "```python\nassert "  # the reply's start, for a model that continues one
 CONVERSATION = ChatPromptTemplate.from_messages(
     [("system", SYSTEM), ("human", "{task}"), MessagesPlaceholder("history")]
 )
@@ -61,6 +79,10 @@ CONVERSATION = ChatPromptTemplate.from_messages(
 def generate_messages(task: Task, lessons: Sequence[str]) -> list[BaseMessage]:
     text = LESSONS_HEADER + "\n".join(f"- {x}" for x in lessons) if lessons else ""
     return GENERATE.format_messages(task=task.prompt, lessons=text)
+
+
+def tests_messages(subject: str, entry_point: str, count: int) -> list[BaseMessage]:
+    return WRITE_TESTS.format_messages(subject=subject, entry_point=entry_point, count=count)
 
 
 def reflect_messages(task: Task, attempt: Attempt) -> list[BaseMessage]:
@@ -77,25 +99,40 @@ def reflect_messages(task: Task, attempt: Attempt) -> list[BaseMessage]:
     return [*asked, AIMessage(attempt.candidate), HumanMessage(request)]
 
 
-def refine_messages(task: Task, history: Sequence[Turn], request: str) -> list[BaseMessage]:
-    """task, y0, fb0, ..., yt, fbt, then `request` (refine, or the generic correction)."""
+def refine_request(turn: Turn) -> str:
+    """What asks for the next answer after `turn`: the feedback written on it, or (when none
+    was written, under --feedback generic or none) the result of checking it."""
+    if turn.feedback is not None:
+        return REFINE_REQUEST
+    return RESULT_REQUEST.format(result=turn.attempt.score.feedback)
+
+
+def correct_request(turn: Turn) -> str:
+    return CORRECT_REQUEST
+
+
+def refine_messages(
+    task: Task, history: Sequence[Turn], request: Callable[[Turn], str] = refine_request
+) -> list[BaseMessage]:
+    """task, y0, fb0, ..., yt, fbt, then the request after each turn (refine, or the generic
+    correction)."""
     turns = _conversation(history, request)
-    turns.append(HumanMessage(request))
+    turns.append(HumanMessage(request(history[-1])))
     return CONVERSATION.format_messages(task=task.prompt, history=turns)
 
 
 def feedback_messages(task: Task, history: Sequence[Turn]) -> list[BaseMessage]:
     """The refine conversation up to the last answer, then a request for feedback on it."""
-    turns = _conversation(history, REFINE_REQUEST)
+    turns = _conversation(history, refine_request)
     turns.append(HumanMessage(FEEDBACK_REQUEST.format(result=history[-1].attempt.score.feedback)))
     return CONVERSATION.format_messages(task=task.prompt, history=turns)
 
 
-def _conversation(history: Sequence[Turn], request: str) -> list[BaseMessage]:
+def _conversation(history: Sequence[Turn], request: Callable[[Turn], str]) -> list[BaseMessage]:
     turns: list[BaseMessage] = []
     for i, turn in enumerate(history):
         if i:
-            turns.append(HumanMessage(request))
+            turns.append(HumanMessage(request(history[i - 1])))
         turns.append(AIMessage(turn.attempt.candidate))
         if turn.feedback is not None:
             turns.append(HumanMessage(FEEDBACK_REQUEST.format(result=turn.attempt.score.feedback)))

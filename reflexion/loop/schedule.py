@@ -15,6 +15,7 @@ from reflexion.core.records import Step, Task, TaskResult
 from reflexion.loop.budget import Budget
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.setup import Prepared
+from reflexion.loop.shown import TokenBudgetSpent
 from reflexion.loop.trial import RecordedTrial
 
 Job = tuple[str, str, int]  # strategy, task id, seed
@@ -45,8 +46,16 @@ class Trials:
             p.memories.get(strategy),
             k=c.k,
             scope=c.scope,
+            feedback=c.feedback,
+            signal=c.signal,
+            self_test_count=c.self_tests,
+            token_budget=c.task_tokens,
         )
-        await p.strategies[strategy].run(trial)
+        try:
+            await trial.write_self_tests()
+            await p.strategies[strategy].run(trial)
+        except TokenBudgetSpent:
+            pass  # the strategy stopped at the trial's token budget; its best stands
         return trial.result()
 
 

@@ -22,7 +22,15 @@ from envs.registry import make_env
 from memory.backend import StoreSettings, close_all
 from memory.registry import get_backend
 from reflexion.core.errors import UsageError
-from reflexion.core.protocols import Actor, Env, Memory, Preloadable, SandboxedEnv, ScriptedEnv
+from reflexion.core.protocols import (
+    Actor,
+    Env,
+    Memory,
+    Preloadable,
+    SandboxedEnv,
+    ScriptedEnv,
+    SelfTestingEnv,
+)
 from reflexion.core.records import Task
 from reflexion.loop.config import RESULT_FIELDS, RunConfig, default_of
 from reflexion.loop.runfolder import RunFolder
@@ -68,6 +76,12 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         raise UsageError(msg)
     env = given.env or make_env(config.env)
     config = _named(config, env, given)
+    if config.signal != "visible" and not isinstance(env, SelfTestingEnv):
+        msg = (
+            f"--signal {config.signal} needs an env of code tasks whose candidates can run the "
+            f"model's own tests (humaneval, jsonl code tasks); env {env.name!r} has none"
+        )
+        raise UsageError(msg)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     _check_memory_use(strategies, given.memory)
     tasks = _select_tasks(env, config.tasks)

@@ -14,11 +14,12 @@ import contextvars
 import dataclasses
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from reflexion.core.protocols import Actor, Env, Memory
+from envs.code_tasks.selftests import parse_self_tests
+from reflexion.core.protocols import Actor, Env, Memory, SelfTestingEnv, SelfTestWriter
 from reflexion.core.records import (
     Attempt,
     Call,
@@ -31,6 +32,7 @@ from reflexion.core.records import (
     Task,
     TaskResult,
 )
+from reflexion.loop.shown import TokenBudgetSpent, shown_score
 
 StepSink = Callable[[Step], None]
 FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below any real score
@@ -54,6 +56,11 @@ class RecordedTrial:
     memory: Memory | None = None
     k: int = 3
     scope: str = "task"
+    feedback: str = "actionable"  # what prompts show of a check (see shown_score)
+    signal: str = "visible"  # "visible", "self-tests" or "both" (see write_self_tests)
+    self_test_count: int = 5
+    self_tests: tuple[str, ...] = ()  # the model's own tests of this task, once written
+    token_budget: int | None = None  # --task-tokens: no model call starts past it (see ask)
     attempts: list[Attempt] = field(default_factory=list)
     best: Attempt | None = None
     _best_passed: bool = False
@@ -72,7 +79,20 @@ class RecordedTrial:
         return self.best is not None and self.best.score.solved
 
     async def ask(self, call: Awaitable[Call], episode: int) -> Call:
-        """Run one actor role and record it in the trace."""
+        """Run one actor role and record it in the trace. Under a token budget per task, once
+        the trial has used it, no call starts (TokenBudgetSpent ends the strategy) unless the
+        trial has no candidate yet: every trial returns one."""
+        if (
+            self.token_budget is not None
+            and self.attempts
+            and sum(self._tokens) >= self.token_budget
+        ):
+            if isinstance(call, Coroutine):
+                call.close()  # never started: no "never awaited" warning
+            self._log(
+                episode, "budget", output=f"{sum(self._tokens)} tokens used of {self.token_budget}"
+            )
+            raise TokenBudgetSpent
         info = {"strategy": self.strategy, "task_id": self.task.id, "seed": self.seed}
         token = CALL_INFO.set(info | {"episode": episode, "env": self.env.name})
         try:
@@ -91,11 +111,14 @@ class RecordedTrial:
     async def attempt(self, call: Call, episode: int) -> Attempt:
         """Score a candidate (visible), evaluate it (held-out), keep the best."""
         candidate = call.output
-        score = await self._check("score", self.env.score, candidate, episode)
+        score, signal = await self._visible(candidate, episode)
         held_out = await self._check("evaluate", self.env.evaluate, candidate, episode)
-        attempt = Attempt(episode, candidate, score, call.prompt)
+        shown = shown_score(score, self.feedback)
+        attempt = Attempt(episode, candidate, shown, call.prompt)
         self.attempts.append(attempt)
-        self._log(episode, "score", output=score.feedback, data=score.to_dict())
+        data = score.to_dict() | {"signal": signal}
+        data |= {"shown": shown.feedback} if shown != score else {}
+        self._log(episode, "score", output=score.feedback, data=data)
         self._log(episode, "evaluate", output=held_out.feedback, data=held_out.to_dict())
         if self.best is None or score.value > self.best.score.value:
             self.best, self._best_passed = attempt, held_out.solved
@@ -110,9 +133,46 @@ class RecordedTrial:
                 held_out.solved,
                 sum(self._tokens),
                 self._calls,
+                score.solved,
+                signal,
             )
         )
         return attempt
+
+    async def write_self_tests(self) -> None:
+        """Before the first attempt (--signal self-tests or both): the model writes up to
+        `self_test_count` unit tests from the task's visible prompt; the ones that parse and
+        call the function score every candidate. A greedy call with the same prompt is answered
+        once per run, so every strategy and seed gets the same tests, each charged their cost."""
+        if self.signal == "visible" or not isinstance(self.env, SelfTestingEnv):
+            return
+        subject = self.env.test_subject(self.task)
+        if subject is None or not isinstance(self.actor, SelfTestWriter):
+            why = "this task has no code to test" if subject is None else "the actor writes none"
+            self._log(0, "self-tests", output="", data={"tests": [], "dropped": [], "note": why})
+            return
+        call = await self.ask(
+            self.actor.write_tests(self.task, subject, self.self_test_count), episode=0
+        )
+        entry = str(self.task.spec.get("entry_point", ""))
+        found = parse_self_tests(call.output, entry, self.self_test_count)
+        self.self_tests = tuple(found.tests)
+        data = {"tests": found.tests, "dropped": found.dropped}
+        self._log(0, "self-tests", output="\n".join(found.tests), data=data)
+
+    async def _visible(self, candidate: str, episode: int) -> tuple[Score, str]:
+        """The visible score and the signal that gave it: the self-tests when there are any
+        (with the env's visible tests too, for "both"), else the env's visible tests."""
+        env = self.env
+        if self.self_tests and isinstance(env, SelfTestingEnv):
+            tests, both = self.self_tests, self.signal == "both"
+
+            def check(task: Task, text: str) -> Score:
+                return env.score_with_tests(task, text, tests, visible=both)
+
+            return await self._check("score", check, candidate, episode), self.signal
+        score = await self._check("score", env.score, candidate, episode)
+        return score, "visible" if self.signal == "visible" else "visible (no usable self-tests)"
 
     async def _check(
         self, kind: str, check: Callable[[Task, str], Score], candidate: str, episode: int

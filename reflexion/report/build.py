@@ -20,19 +20,46 @@ from typing import Any
 from reflexion.core.errors import UsageError
 from reflexion.core.records import TaskResult
 from reflexion.loop.config import FIELDS, RESULT_FIELDS, default_of, label_of
-from reflexion.report.pages import Page, render_html, render_markdown
+from reflexion.report.pages import Page, Table, render_html, render_markdown
+from reflexion.report.paired import PAIR_COLUMNS, PAIRED_TEXT, Pair, all_pairs, pair_rows
 from reflexion.report.plots import plot_by_cost, plot_by_episode
+from reflexion.report.signals import (
+    SIGNAL_COLUMNS,
+    SIGNALS_TEXT,
+    SignalErrors,
+    signal_errors,
+    signal_rows,
+)
 from reflexion.report.stats import RESAMPLES
-from reflexion.report.summary import COLUMNS, Summary, summarize, table_rows
+from reflexion.report.summary import COLUMNS, Summary, header, summarize, table_rows
 
 COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
 BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"
 
 
-def write_comparison(folder: Path, summaries: Sequence[Summary], config: dict[str, Any]) -> Path:
-    """comparison.json: the config and every Summary (rates, intervals, costs and curves)."""
+def write_comparison(
+    folder: Path,
+    summaries: Sequence[Summary],
+    pairs: Sequence[Pair],
+    signals: Sequence[SignalErrors],
+    config: dict[str, Any],
+) -> Path:
+    """comparison.json: the config, every Summary (rates, intervals, costs and curves), every
+    paired comparison of two strategies, and the visible signal's errors against held-out."""
     path = folder / COMPARISON
-    data = {"config": config, "strategies": [s.to_dict() for s in summaries]}
+    data = {
+        "config": config,
+        "strategies": [s.to_dict() for s in summaries],
+        "pairs": [p.to_dict() for p in pairs],
+        "signals": [
+            s.to_dict()
+            | {
+                "false_positive_rate": s.false_positive_rate,
+                "false_negative_rate": s.false_negative_rate,
+            }
+            for s in signals
+        ],  # fmt: skip
+    }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -40,6 +67,8 @@ def write_comparison(folder: Path, summaries: Sequence[Summary], config: dict[st
 @dataclass(frozen=True)
 class Report:
     summaries: list[Summary]
+    pairs: list[Pair]  # every later strategy against every earlier one, paired by task
+    signals: list[SignalErrors]  # the visible signal against held-out, per attempt
     files: list[Path]  # comparison.json, the PNGs, report.md, report.html
 
 
@@ -55,23 +84,27 @@ def write_report(
     >>> report.files[-1]                                            # doctest: +SKIP
     PosixPath('runs/x/report.html')
     """
-    summaries = summarize(results, config.get("strategies", ()), config.get("episodes"), resamples)
+    order = config.get("strategies", ())
+    episodes, task_tokens = config.get("episodes"), config.get("task_tokens")
+    summaries = summarize(results, order, episodes, resamples, task_tokens)
+    pairs = all_pairs(results, order, resamples)
+    signals = signal_errors(results)
     subtitle = _subtitle(config, results)
     try:
-        paths = [write_comparison(folder, summaries, config)]
+        paths = [write_comparison(folder, summaries, pairs, signals, config)]
         series = [(s.strategy, s.by_episode) for s in summaries]
         paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
         unit = summaries[0].cost_unit if summaries else None
         series = [(s.strategy, s.by_cost) for s in summaries]
         paths.append(plot_by_cost(folder / BY_TOKENS, series, unit, subtitle))
-        page = _page(config, results, summaries, paths[1:])
+        page = _page(config, results, summaries, (pairs, signals), paths[1:])
         for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
             (folder / name).write_text(text, encoding="utf-8")
             paths.append(folder / name)
     except OSError as exc:
         msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
         raise UsageError(msg) from None
-    return Report(summaries, paths)
+    return Report(summaries, pairs, signals, paths)
 
 
 def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
@@ -105,6 +138,7 @@ def _page(
     config: dict[str, Any],
     results: Sequence[TaskResult],
     summaries: Sequence[Summary],
+    extra: tuple[Sequence[Pair], Sequence[SignalErrors]],
     plots: list[Path],
 ) -> Page:
     facts = _facts(config, results, summaries)
@@ -113,13 +147,26 @@ def _page(
         None: "No tokens or LLM calls were recorded (a scripted actor), so the cost plot is empty.",
         "LLM calls": "The model reported no token counts, so cost is counted in LLM calls.",
     }
-    header = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
+    names = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
     captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
     return Page(
         title=f"Reflexion comparison: {config.get('env', '?')}",
         facts=facts,
-        header=header,
+        header=header(summaries, names),
         rows=table_rows(summaries, digits=1),
         images=list(zip(captions, plots, strict=True)),
         notes=[notes[unit]] if unit in notes else [],
+        tables=[
+            t
+            for t in (
+                Table("Paired comparisons", PAIR_COLUMNS, pair_rows(extra[0]), PAIRED_TEXT),
+                Table(
+                    "The visible signal against held-out",
+                    SIGNAL_COLUMNS,
+                    signal_rows(extra[1]),
+                    SIGNALS_TEXT,
+                ),  # fmt: skip
+            )
+            if t.rows
+        ],
     )

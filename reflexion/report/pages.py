@@ -31,6 +31,14 @@ HOW_TO_READ = (
 
 
 @dataclass(frozen=True)
+class Table:
+    title: str
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    text: str = ""  # how to read it
+
+
+@dataclass(frozen=True)
 class Page:
     title: str
     facts: Sequence[tuple[str, str]]  # the config, as label and value
@@ -38,6 +46,7 @@ class Page:
     rows: Sequence[Sequence[str]]
     images: Sequence[tuple[str, Path]]  # caption, PNG file
     notes: Sequence[str] = ()  # extra sentences under the plots
+    tables: Sequence[Table] = ()  # more tables under the results (paired comparisons, ...)
 
 
 def render_markdown(page: Page) -> str:
@@ -49,16 +58,22 @@ def render_markdown(page: Page) -> str:
     lines = [f"# {_md(page.title)}", "", "## Config", ""]
     lines += [f"- **{_md(k)}**: {_md(v)}" for k, v in page.facts]
     lines += ["", "## Results", ""]
-    lines.append("| " + " | ".join(_md(h) for h in page.header) + " |")
-    lines.append(
-        "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(page.header))) + "|"
-    )
-    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in page.rows]
+    lines += _md_table(page.header, page.rows)
+    for table in page.tables:
+        lines += ["", f"## {_md(table.title)}", ""]
+        lines += _md_table(table.header, table.rows)
+        lines += ["", _md(table.text)] if table.text else []
     lines += ["", "## Plots", ""]
     lines += [f"![{_md(caption)}]({path.name})\n" for caption, path in page.images]
     lines += [_md(n) + "\n" for n in page.notes]
     lines += ["## How to read this", "", HOW_TO_READ, ""]
     return "\n".join(lines)
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(_md(h) for h in header) + " |"]
+    lines.append("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    return lines + ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
 
 
 def render_html(page: Page) -> str:
@@ -69,8 +84,11 @@ def render_html(page: Page) -> str:
     """
     e = html.escape
     facts = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in page.facts)
-    head = "".join(f"<th>{e(h)}</th>" for h in page.header)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in page.rows)
+    tables = "".join(
+        f"<h2>{e(t.title)}</h2>{_html_table(t.header, t.rows)}"
+        + (f"<p>{e(t.text)}</p>" * bool(t.text))
+        for t in page.tables
+    )
     figures = "".join(
         f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{_base64(path)}">'
         f"<figcaption>{e(caption)}</figcaption></figure>"
@@ -82,10 +100,17 @@ def render_html(page: Page) -> str:
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{e(page.title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{e(page.title)}</h1><h2>Config</h2><table class=facts>{facts}</table>"
-        f"<h2>Results</h2><table class=results><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table><h2>Plots</h2>{figures}{notes}"
+        f"<h2>Results</h2>{_html_table(page.header, page.rows)}{tables}"
+        f"<h2>Plots</h2>{figures}{notes}"
         f"<h2>How to read this</h2><p>{how}</p></body></html>\n"
     )
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table class=results><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 STYLE = (

@@ -60,6 +60,22 @@ def task_matrix(
     return np.array([np.mean(rows[t], axis=0) for t in sorted(rows)], dtype=np.float64)
 
 
+def resampled_means(matrix: Matrix, resamples: int = RESAMPLES, seed: int = SEED) -> Matrix:
+    """Each column's mean over `resamples` draws of the rows (tasks) with replacement, the rows
+    of a draw shared by every column (so paired columns stay paired): resamples x columns.
+
+    >>> resampled_means(np.array([[1.0, 2.0]]), resamples=3).tolist()
+    [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
+    """
+    n = matrix.shape[0]
+    rng = np.random.default_rng(seed)
+    # subtle: a draw of n tasks with replacement is a row of multinomial counts, so all the
+    # resampled means are one matrix product instead of resamples x n x columns gathers.
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
+    means: Matrix = counts @ matrix / n
+    return means
+
+
 def bootstrap_rows(
     matrix: Matrix, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
 ) -> tuple[Matrix, Matrix]:
@@ -69,12 +85,7 @@ def bootstrap_rows(
     >>> high.tolist()
     [1.0, 1.0]
     """
-    n = matrix.shape[0]
-    rng = np.random.default_rng(seed)
-    # subtle: a draw of n tasks with replacement is a row of multinomial counts, so all the
-    # resampled means are one matrix product instead of resamples x n x columns gathers.
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
-    means = counts @ matrix / n
+    means = resampled_means(matrix, resamples, seed)
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail], axis=0)
     return low, high

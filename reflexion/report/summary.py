@@ -7,6 +7,7 @@ self-refine      60   75.0% [65-85]  75.0% [65-85]     -0.013      2.43       2,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from reflexion.report.stats import (
     cost_of,
     cost_unit,
     episode_curve,
+    passed_at,
     per_solved,
     success_rate,
 )
@@ -48,6 +50,11 @@ class Summary(Record):
     mean_calls: float
     wall_s: float  # summed over trials (trials overlap when run concurrently)
     cost_unit: str | None = None  # the x of by_cost: "tokens", "LLM calls", or None (no cost)
+    # --task-tokens T: final success counting only what was done within T tokens per trial
+    token_limit: int | None = None
+    at_tokens: float | None = None
+    at_tokens_low: float | None = None
+    at_tokens_high: float | None = None
     by_episode: Curve = NO_CURVE
     by_cost: Curve = NO_CURVE
 
@@ -57,6 +64,7 @@ def summarize(
     order: Sequence[str] = (),
     episodes: int | None = None,
     resamples: int = RESAMPLES,
+    task_tokens: int | None = None,
 ) -> list[Summary]:
     """One Summary per strategy, in `order` first, then in order of appearance. The cost curves
     share one unit and right edge, so they can be drawn on one axis.
@@ -73,10 +81,26 @@ def summarize(
         rs = [r for r in results if r.strategy == name]
         if rs:
             by_cost = cost_curve(rs, unit, budget, resamples) if unit else NO_CURVE
-            out.append(
-                _summary(name, rs, resamples, unit, episode_curve(rs, episodes, resamples), by_cost)
+            summary = _summary(
+                name, rs, resamples, unit, episode_curve(rs, episodes, resamples), by_cost
             )
+            out.append(_at_tokens(summary, rs, task_tokens, resamples) if task_tokens else summary)
     return out
+
+
+def _at_tokens(summary: Summary, rs: list[TaskResult], limit: int, resamples: int) -> Summary:
+    """The summary with final success counted at `limit` tokens per trial: an attempt that
+    ended past it does not count, even if the last call that crossed it was let finish."""
+    rate = success_rate(
+        rs, lambda r: passed_at(r.curve, lambda p: p.tokens, limit, r.final_passed), resamples
+    )
+    return dataclasses.replace(
+        summary,
+        token_limit=limit,
+        at_tokens=rate.value,
+        at_tokens_low=rate.low,
+        at_tokens_high=rate.high,
+    )
 
 
 def _summary(
@@ -131,8 +155,15 @@ def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str,
     def rate(value: float, low: float, high: float) -> str:
         return f"{value:.1%} [{low * 100:.{digits}f}-{high * 100:.{digits}f}]"
 
-    def cost(value: float | None, fmt: str) -> str:
+    def cost(s: Summary, value: float | None, fmt: str) -> str:
+        if s.llm_calls == 0:
+            return "no model"  # a scripted actor: not free, just not counted
         return "n/a" if value is None else format(value, fmt)
+
+    def at_tokens(s: Summary) -> tuple[str, ...]:
+        if s.at_tokens is None or s.at_tokens_low is None or s.at_tokens_high is None:
+            return ()
+        return (rate(s.at_tokens, s.at_tokens_low, s.at_tokens_high),)
 
     return [
         (
@@ -142,18 +173,35 @@ def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str,
             rate(s.any_success, s.any_low, s.any_high),
             f"{s.mean_best_score:.4g}",
             f"{s.mean_attempts:.2f}",
-            cost(s.tokens_per_solved, ",.0f"),
-            cost(s.calls_per_solved, ".1f"),
+            cost(s, s.tokens_per_solved, ",.0f"),
+            cost(s, s.calls_per_solved, ".1f"),
             f"{s.wall_s:.2f}",
+            *at_tokens(s),
         )
         for s in summaries
     ]
 
 
+def header(summaries: Sequence[Summary], columns: Sequence[str] = COLUMNS) -> tuple[str, ...]:
+    """`columns`, plus success at the token budget per task when the run had one."""
+    limits = {s.token_limit for s in summaries if s.token_limit is not None}
+    return (*columns, *(f"final @ {limit:,} tok" for limit in limits))
+
+
 def format_table(summaries: Sequence[Summary]) -> str:
     """The comparison as aligned plain text, one row per strategy (see the module example)."""
-    rows = [COLUMNS, *table_rows(summaries)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return align(header(summaries), table_rows(summaries))
+
+
+def align(header: Sequence[str], cells: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as plain text: the first column left-aligned, the others right-aligned.
+
+    >>> print(align(("name", "n"), [("a", "10")]))
+    name   n
+    a     10
+    """
+    rows = [header, *cells]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join(
         "  ".join(
             v.ljust(w) if i == 0 else v.rjust(w)

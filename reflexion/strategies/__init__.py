@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Trial
-from reflexion.strategies import correct, reflexion, resample, self_refine, single
+from reflexion.strategies import correct, reflexion, resample, retry, self_refine, single
 
 RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
 
@@ -42,6 +42,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("single", single.run, help="one attempt, no feedback"),
         Strategy("resample", resample.run, help="best-of-N samples, best by the visible score"),
         Strategy("correct", correct.run, help='a generic "there might be an error" turn'),
+        Strategy("retry", retry.run, help="the check's result inline, no feedback or reflection"),
         Strategy("self-refine", self_refine.run, help="feedback and refine, history inline"),
         Strategy("reflexion", reflexion.run, RUN_MEMORY, help="reflections in a memory"),
         Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),

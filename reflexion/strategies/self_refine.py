@@ -6,15 +6,22 @@
 
 Stops at the budget (default 4 candidates), when the feedback says STOP, or when the visible
 score says solved. Nothing is remembered across tasks or episodes.
+
+With `--feedback generic` or `none` no feedback is written (the paper's ablation): the refine
+request carries the fixed generic line or the score instead of fb_t.
 """
 
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Turn
+from reflexion.strategies.retry import retry_from
 
 
 async def run(trial: Trial) -> None:
     call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode=1)
     attempt = await trial.attempt(call, episode=1)
+    if trial.feedback != "actionable":  # nothing to write: the refine request shows the result
+        await retry_from(trial, [Turn(attempt)], episode=2)
+        return
     history: list[Turn] = []
     for episode in range(2, trial.budget + 1):
         if trial.solved:

@@ -1,0 +1,66 @@
+"""Arms of an experiment that span several runs on the same tasks (settings such as --feedback
+or --signal hold for a whole run): each arm is one strategy of one run folder, renamed, so the
+paired statistics can set any arm against any other.
+
+    >>> results = arm("runs/abl-a", "reflexion", "full reflexion")       # doctest: +SKIP
+    >>> {r.strategy for r in results}                                   # doctest: +SKIP
+    {'full reflexion'}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from reflexion.core.records import TaskResult
+from reflexion.loop.runfolder import RunFolder
+from reflexion.report.paired import Pair, direction, pair
+from reflexion.report.stats import success_rate
+from reflexion.report.summary import align
+
+
+def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
+    """The results of `strategy` in the run folder, as the arm `label`."""
+    results = [r for r in RunFolder(Path(folder)).results() if r.strategy == strategy]
+    return [dataclasses.replace(r, strategy=label) for r in results]
+
+
+ARM_COLUMNS = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won", "lost", "McNemar p")
+ARM_COLUMNS += ("tokens vs base", "published", "expected", "direction")
+
+
+def arm_table(
+    results: Sequence[TaskResult],
+    base: str,
+    rows: Sequence[tuple[str, str, str]],  # arm, its published number, the expected direction
+) -> str:
+    """Each arm's pass@1 and its paired comparison with `base`, and whether the published
+    direction ("higher", "lower" or "same" than base; "" for base itself) held."""
+    cells = []
+    for name, published, expected in rows:
+        mine = [r for r in results if r.strategy == name]
+        rate = success_rate(mine, lambda r: r.final_passed)
+        p: Pair | None = pair(results, base, name) if name != base else None
+        cells.append(
+            (
+                name,
+                str(len({r.task_id for r in mine})),
+                f"{rate.value:.1%} [{rate.low * 100:.0f}-{rate.high * 100:.0f}]",
+                "" if p is None else _points(p),
+                "" if p is None else str(p.won),
+                "" if p is None else str(p.lost),
+                "" if p is None else f"{p.p_value:.3f}",
+                "" if p is None or p.token_ratio is None else f"{p.token_ratio:.2f}x",
+                published,
+                expected or "(base)",
+                "" if p is None else direction(p, expected),
+            )
+        )
+    return align(ARM_COLUMNS, cells)
+
+
+def _points(p: Pair) -> str:
+    return (
+        f"{p.difference * 100:+.1f} [{p.difference_low * 100:+.1f}, {p.difference_high * 100:+.1f}]"
+    )

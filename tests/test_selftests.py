@@ -1,0 +1,151 @@
+"""Self-written tests as the visible signal (--signal self-tests / both): parsing what the model
+wrote, scoring every candidate with it in the sandbox, the same tests for every strategy at the
+same cost, the fallback when none is usable, and that no hidden test reaches the prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import scripted
+
+from envs.code_tasks.selftests import parse_self_tests
+from envs.humaneval.env import HumanEvalEnv
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.runner import RunConfig, run
+
+FENCED = "```python\n{}\n```"
+
+
+def test_asserts_that_parse_and_call_the_function_are_kept() -> None:
+    answer = FENCED.format(
+        "assert f(1) == 2\n"
+        "assert f(1) == 2\n"  # a repeat
+        "assert g(3) == 4\n"  # not a test of f
+        "x = f(0)\n"  # not an assert
+        "assert f(2) ==\n"  # does not parse
+        "assert f(0) == 1"
+    )
+    found = parse_self_tests(answer, "f", limit=5)
+    assert found.tests == ["assert f(1) == 2", "assert f(0) == 1"]
+    assert found.dropped == [
+        "does not parse: assert f(2) ==",
+        "a repeat: assert f(1) == 2",
+        "does not call f: assert g(3) == 4",
+    ]
+
+
+def test_the_limit_and_an_answer_without_a_fence() -> None:
+    found = parse_self_tests("assert f(1)\nassert f(2)\nassert f(3)", "f", limit=2)
+    assert found.tests == ["assert f(1)", "assert f(2)"]
+    assert found.dropped == ["over the limit of 2: assert f(3)"]
+    assert parse_self_tests("I cannot write tests.", "f").tests == []
+
+
+TESTS = FENCED.format(
+    "assert has_close_elements([1.0, 2.0], 0.5) == False\n"
+    "assert has_close_elements([1.0, 1.1], 0.5) == True\n"
+    "assert has_close_elements("
+)
+WRONG = FENCED.format("def has_close_elements(numbers, threshold):\n    return False")
+RIGHT = FENCED.format(
+    "def has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers)"
+    " for b in numbers[i + 1:])"
+)
+
+
+def run_humaneval(tmp_path: Path, replies: list[str], signal: str, strategies: tuple[str, ...]):
+    model = scripted(replies)
+    config = RunConfig(
+        env="humaneval:1",
+        strategies=strategies,
+        out=str(tmp_path / "run"),
+        episodes=2,
+        embedder="hash-64",
+        signal=signal,
+        concurrency=1,
+    )
+    results = run(config, model=model, env=HumanEvalEnv.from_spec("1"))
+    return {r.strategy: r for r in results}, model, RunFolder(tmp_path / "run").steps()
+
+
+@pytest.mark.parametrize("signal", ["self-tests", "both"])
+def test_self_tests_score_every_candidate_and_are_written_once(tmp_path: Path, signal: str) -> None:
+    replies = [TESTS, WRONG, "LESSON: compare every pair.", RIGHT]
+    results, model, steps = run_humaneval(tmp_path, replies, signal, ("single", "reflexion"))
+    assert len(model.prompts) == 4  # the tests and the first answer were asked once
+    written = [s for s in steps if s.kind == "self-tests"]
+    assert len(written) == 2  # one per trial, the same tests
+    assert all(s.data["tests"] == written[0].data["tests"] for s in written)
+    assert len(written[0].data["tests"]) == 2
+    assert written[0].data["dropped"] == ["does not parse: assert has_close_elements("]
+    # the wrong answer passes one self-test of two; the feedback names the failing one
+    first = [s for s in steps if s.kind == "score" and s.strategy == "reflexion"][0]
+    assert first.data["signal"] == signal and first.data["value"] < 1.0
+    assert "assert has_close_elements([1.0, 1.1], 0.5) == True" in first.output
+    reflect = "\n".join(str(m.content) for m in model.prompts[2])
+    assert "has_close_elements([1.0, 1.1], 0.5) == True" in reflect
+    assert results["reflexion"].final_passed and not results["single"].final_passed
+    assert [p.signal for p in results["reflexion"].curve] == [signal, signal]
+    # each strategy pays for the tests: single's one answer costs two calls; whichever trial ran
+    # second was answered the tests and the first answer from the run's cache
+    assert results["single"].llm_calls == 2 and results["reflexion"].llm_calls == 4
+    assert results["single"].reused_calls + results["reflexion"].reused_calls == 2
+
+
+def test_no_usable_self_test_falls_back_to_the_visible_tests(tmp_path: Path) -> None:
+    results, model, steps = run_humaneval(tmp_path, ["No tests.", WRONG], "self-tests", ("single",))
+    [score] = [s for s in steps if s.kind == "score"]
+    assert score.data["signal"] == "visible (no usable self-tests)"
+    assert "examples passed" in score.output  # the docstring examples scored it
+    assert results["single"].curve[0].signal == "visible (no usable self-tests)"
+
+
+def test_no_hidden_test_or_reference_reaches_the_self_test_prompt(tmp_path: Path) -> None:
+    env = HumanEvalEnv.from_spec("1")
+    problem = env._problems["HumanEval/0"]
+    _, model, _ = run_humaneval(tmp_path, [TESTS, RIGHT], "self-tests", ("single",))
+    prompt = "\n".join(str(m.content) for m in model.prompts[0])
+    assert "Do not write the function" in prompt and "has_close_elements" in prompt
+    hidden = [line.strip() for line in problem.test.splitlines() if "assert" in line]
+    assert hidden and not any(line in prompt for line in hidden)
+    solution = [line.strip() for line in problem.canonical_solution.splitlines() if line.strip()]
+    assert not any(line in prompt for line in solution)
+    assert "def check" not in prompt and "METADATA" not in prompt
+
+
+def test_the_report_counts_the_signals_false_positives_and_negatives(tmp_path: Path) -> None:
+    import dataclasses
+    import json
+
+    from test_report_stats import trial
+
+    from reflexion.report.build import write_report
+
+    def attempts(task: str, verdicts: list[tuple[bool, bool]], signal: str):
+        """(visible said solved, held-out passed) per attempt."""
+        base = trial(task, [(passed, 10) for _, passed in verdicts])
+        curve = tuple(
+            dataclasses.replace(p, solved=said, signal=signal)
+            for p, (said, _) in zip(base.curve, verdicts, strict=True)
+        )
+        return dataclasses.replace(base, curve=curve)
+
+    results = [
+        attempts("t0", [(True, False)], "self-tests"),  # a false positive
+        attempts("t1", [(False, True)], "self-tests"),  # a false negative
+        attempts("t2", [(False, False), (True, True)], "self-tests"),
+        attempts("t3", [(True, True)], "visible (no usable self-tests)"),
+        trial("t4", [(True, 10)]),  # a record from before: no visible verdict kept
+    ]
+    write_report(tmp_path, results, {"env": "e", "strategies": ["A"]}, resamples=50)
+    rows = json.loads((tmp_path / "comparison.json").read_text())["signals"]
+    own, fallback = rows
+    assert (own["signal"], own["attempts"], own["said_solved"]) == ("self-tests", 4, 2)
+    assert (own["false_positives"], own["false_negatives"]) == (1, 1)
+    assert own["false_positive_rate"] == 0.25
+    assert (fallback["attempts"], fallback["false_positives"]) == (1, 0)
+    md = (tmp_path / "report.md").read_text()
+    assert "## The visible signal against held-out" in md
+    assert "| A | self-tests | 4 | 2 | 1 (25.0%) | 1 (25.0%) |" in md
