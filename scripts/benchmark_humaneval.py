@@ -1,9 +1,11 @@
 """HumanEval benchmark: does reflection help the default local model, by how much, at what cost?
 
-Runs `single`, `self-refine` and `reflexion` (3 episodes) on HumanEval in one run folder, writes
-the report, and prints each strategy's pass@1 (held-out tests), tokens per solved problem and wall
-time, as ratios to `single` measured in this same run. Resumable: run it again with the same
---out to finish an interrupted benchmark.
+Runs `single`, `self-refine` and `reflexion` (3 episodes) on HumanEval in one run folder, then
+(with --self-tests, the default) `reflexion` scored by the model's own unit tests in a second
+folder, OUT-self-tests. Writes the report and prints each strategy's pass@1 (held-out tests),
+tokens per solved problem and wall time, as ratios to `single` measured in this same run, and
+every pair of arms compared paired per problem. `single` is set beside the model's published
+HumanEval pass@1. Resumable: run it again with the same --out to finish.
 
     .venv/bin/python scripts/benchmark_humaneval.py                          # all 164 problems
     .venv/bin/python scripts/benchmark_humaneval.py --env humaneval:spread-40  # 40 spread out
@@ -14,12 +16,22 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from reflexion import ReflexionError, RunConfig, run
 from reflexion.loop.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL
 from reflexion.report import Summary, format_table, write_report
+from reflexion.report.arms import arm
+from reflexion.report.paired import all_pairs, format_pairs
+from reflexion.report.signals import format_signals, signal_errors
+
+ST = "-self-tests"  # the second run folder: OUT-self-tests
+# HumanEval pass@1 as published (greedy), the model and where
+PUBLISHED = {
+    "qwen2.5-coder-1.5b": (70.7, "Qwen2.5-Coder technical report, the instruct model"),
+}
 
 
 def main() -> None:
@@ -35,6 +47,12 @@ def main() -> None:
     parser.add_argument("--strategies", default="single,self-refine,reflexion")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--self-tests",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run reflexion with --signal self-tests (in OUT-self-tests)",
+    )
     args = parser.parse_args()
     out = args.out or f"runs/bench-{args.env.replace(':', '-')}"
     config = RunConfig(
@@ -50,13 +68,35 @@ def main() -> None:
     start = time.perf_counter()
     try:
         results = run(config, progress=True)
+        if args.self_tests:
+            own = replace(config, strategies=("reflexion",), signal="self-tests", out=out + ST)
+            run(own, progress=True)
     except ReflexionError as exc:
         sys.exit(f"benchmark: error: {exc}")
     elapsed = time.perf_counter() - start
     report = write_report(Path(out), results, RunFolder(Path(out)).load_config() or {})
     print(format_table(report.summaries))
     print_ratios(report.summaries, elapsed)
+    print_published(report.summaries, args.model)
+    arms = list(results)
+    if args.self_tests:
+        arms += arm(out + ST, "reflexion", "reflexion+self-tests")
+    order = [*config.strategies, "reflexion+self-tests"]
+    print(f"\npaired, on the same problems:\n{format_pairs(all_pairs(arms, order))}")
+    if args.self_tests:
+        print("\nreflexion+self-tests, its own tests against held-out, per attempt:")
+        print(format_signals(signal_errors(arm(out + ST, "reflexion", "reflexion+self-tests"))))
     print(f"report: {report.files[-1]}")
+
+
+def print_published(summaries: list[Summary], model: str) -> None:
+    single = next(s for s in summaries if s.strategy == "single")
+    published = PUBLISHED.get(model)
+    if published is not None:
+        print(
+            f"\nsingle: {single.final_success:.1%} [{single.final_low:.0%}-{single.final_high:.0%}]"
+            f" here; {published[0]:.1f}% published for {model} ({published[1]})"
+        )
 
 
 def print_ratios(summaries: list[Summary], elapsed: float) -> None:

@@ -59,8 +59,11 @@ class QuadraticActor:
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
         dim = int(task.spec["dim"])
         last = history[-1]
-        x = _next_point(last.feedback or "", dim) or parse_vector(last.attempt.candidate, dim)
-        return _call("refine", last.feedback or "", format_vector(x or [0.0] * dim))
+        if last.feedback is None:  # `retry`: no feedback written; step along the result's gradient
+            x = self._step(task, last.attempt)[1] or parse_vector(last.attempt.candidate, dim)
+            return _call("refine", last.attempt.score.feedback, format_vector(x or [0.0] * dim))
+        x = _next_point(last.feedback, dim) or parse_vector(last.attempt.candidate, dim)
+        return _call("refine", last.feedback, format_vector(x or [0.0] * dim))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         """Generic correction has no signal to follow: perturb the last answer at random."""
