@@ -63,9 +63,10 @@ def print_iterations(results: list[TaskResult]) -> None:
         curve = episode_curve([r for r in results if r.strategy == mode], 4).y
         gains = [b - a for a, b in zip(curve, curve[1:], strict=False)]
         shrink = all(later <= earlier for earlier, later in zip(gains, gains[1:], strict=False))
+        verdict = "no gains" if not any(gains) else ("yes" if shrink else "no")
         print(
             f"{mode:<11}" + "".join(f"{y:8.1%}" for y in curve) + "   "
-            + "/".join(f"{g * 100:+.1f}" for g in gains) + f"   {'yes' if shrink else 'no':>9}"
+            + "/".join(f"{g * 100:+.1f}" for g in gains) + f"   {verdict:>9}"
         )  # fmt: skip
 
 

@@ -149,3 +149,45 @@ def test_the_report_counts_the_signals_false_positives_and_negatives(tmp_path: P
     md = (tmp_path / "report.md").read_text()
     assert "## The visible signal against held-out" in md
     assert "| A | self-tests | 4 | 2 | 1 (25.0%) | 1 (25.0%) |" in md
+
+
+def test_jsonl_self_test_prompts_hold_no_hidden_test_and_questions_fall_back(
+    tmp_path: Path,
+) -> None:
+    from importlib.resources import files
+
+    from envs.jsonl import JsonlEnv
+    from envs.jsonl.tasks import CodeTask, load_tasks
+
+    path = str(files("envs") / "examples" / "tasks.jsonl")
+    env = JsonlEnv(path)
+    tasks = load_tasks(env.path)
+    replies = ["```python\nassert running_max([]) == []\n```", "no code"] * len(tasks)
+    model = scripted(replies)
+    config = RunConfig(
+        env=f"jsonl:{path}",
+        strategies=("single",),
+        out=str(tmp_path / "run"),
+        signal="self-tests",
+        concurrency=1,
+    )
+    results = run(config, model=model, env=env)
+    assert {r.task_id for r in results} == {t.id for t in tasks}
+    hidden = [line for t in tasks if isinstance(t, CodeTask) for line in t.hidden_tests]
+    steps = RunFolder(tmp_path / "run").steps()
+    written = [s for s in steps if s.kind == "self-tests"]
+    asked = [s for s in steps if s.kind == "tests"]  # the model calls that wrote the tests
+    assert len(asked) == len(tasks) - len({t.id for t in tasks if not isinstance(t, CodeTask)})
+    for step in asked:
+        prompt = "\n".join(m.content for m in step.prompt)
+        assert "Do not write the function" in prompt
+        assert not any(h.strip() in prompt for h in hidden)
+    every_prompt = "\n".join(str(m.content) for p in model.prompts for m in p)
+    assert hidden and not any(h.strip() in every_prompt for h in hidden)
+    assert "Do not write the function" in every_prompt
+    # a question has no code to test: its trial writes none and the visible signal scores it
+    questions = {t.id for t in tasks if not isinstance(t, CodeTask)}
+    notes = {s.task_id: s.data.get("note") for s in written if s.task_id in questions}
+    assert notes and all(n == "this task has no code to test" for n in notes.values())
+    scored = [s for s in steps if s.kind == "score" and s.task_id in questions]
+    assert scored and all(s.data["signal"] == "visible (no usable self-tests)" for s in scored)

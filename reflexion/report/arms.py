@@ -26,7 +26,7 @@ def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
     return [dataclasses.replace(r, strategy=label) for r in results]
 
 
-ARM_COLUMNS = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won", "lost", "McNemar p")
+ARM_COLUMNS: tuple[str, ...] = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won", "lost", "McNemar p")
 ARM_COLUMNS += ("tokens vs base", "published", "expected", "direction")
 
 

@@ -172,7 +172,7 @@ def tasks_to_separate(won: int, lost: int, tasks: int, alpha: float = 0.05) -> i
     delta = (won - lost) / tasks
     z_alpha, z_beta = norm.ppf(1 - alpha / 2), norm.ppf(POWER)
     n = (z_alpha * disagree**0.5 + z_beta * (disagree - delta**2) ** 0.5) ** 2 / delta**2
-    return math.ceil(n)
+    return int(math.ceil(n))
 
 
 POWER = 0.8
@@ -189,7 +189,7 @@ PAIRED_TEXT = (
     "if the two disagreed as often, and one way as much, as here."
 )
 
-PAIR_COLUMNS = ("B vs A", "tasks", "B - A [95% CI]", "won", "lost", "tied", "McNemar p")
+PAIR_COLUMNS: tuple[str, ...] = ("B vs A", "tasks", "B - A [95% CI]", "won", "lost", "tied", "McNemar p")
 PAIR_COLUMNS += ("tokens B/A [95% CI]", "tasks to separate")
 
 
