@@ -82,16 +82,11 @@ class RecordedTrial:
         """Run one actor role and record it in the trace. Under a token budget per task, once
         the trial has used it, no call starts (TokenBudgetSpent ends the strategy) unless the
         trial has no candidate yet: every trial returns one."""
-        if (
-            self.token_budget is not None
-            and self.attempts
-            and sum(self._tokens) >= self.token_budget
-        ):
+        if self._over_budget():
             if isinstance(call, Coroutine):
                 call.close()  # never started: no "never awaited" warning
-            self._log(
-                episode, "budget", output=f"{sum(self._tokens)} tokens used of {self.token_budget}"
-            )
+            used = f"{sum(self._tokens)} tokens used of {self.token_budget}"
+            self._log(episode, "budget", output=used)
             raise TokenBudgetSpent
         info = {"strategy": self.strategy, "task_id": self.task.id, "seed": self.seed}
         token = CALL_INFO.set(info | {"episode": episode, "env": self.env.name})
@@ -107,6 +102,11 @@ class RecordedTrial:
             self._errors.append(f"episode {episode} {done.role}: {done.error}")
         self._log(episode, done.role, prompt=done.prompt, output=done.output, call=done)
         return done
+
+    def _over_budget(self) -> bool:
+        """Past --task-tokens, with a candidate in hand (the first answer is always asked)."""
+        limit = self.token_budget
+        return limit is not None and bool(self.attempts) and sum(self._tokens) >= limit
 
     async def attempt(self, call: Call, episode: int) -> Attempt:
         """Score a candidate (visible), evaluate it (held-out), keep the best."""

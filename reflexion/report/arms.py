@@ -26,8 +26,8 @@ def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
     return [dataclasses.replace(r, strategy=label) for r in results]
 
 
-ARM_COLUMNS: tuple[str, ...] = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won", "lost", "McNemar p")
-ARM_COLUMNS += ("tokens vs base", "published", "expected", "direction")
+ARM_COLUMNS: tuple[str, ...] = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won")
+ARM_COLUMNS += ("lost", "McNemar p", "tokens vs base", "published", "expected", "direction")
 
 
 def arm_table(

@@ -189,8 +189,8 @@ PAIRED_TEXT = (
     "if the two disagreed as often, and one way as much, as here."
 )
 
-PAIR_COLUMNS: tuple[str, ...] = ("B vs A", "tasks", "B - A [95% CI]", "won", "lost", "tied", "McNemar p")
-PAIR_COLUMNS += ("tokens B/A [95% CI]", "tasks to separate")
+PAIR_COLUMNS: tuple[str, ...] = ("B vs A", "tasks", "B - A [95% CI]", "won", "lost", "tied")
+PAIR_COLUMNS += ("McNemar p", "tokens B/A [95% CI]", "tasks to separate")
 
 
 def pair_rows(pairs: Sequence[Pair]) -> list[tuple[str, ...]]:
