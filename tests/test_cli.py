@@ -255,3 +255,35 @@ def test_speculative_decoding_is_for_local_models(tmp_path: Path, capsys) -> Non
     assert main([*argv, "--speculative", "ngram", "--model", "openai:gpt-4o-mini"]) == 2
     assert "--speculative ngram needs a local model" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_memory_mode_copy_learns_in_the_run_folder_and_leaves_the_store(
+    tmp_path: Path, capsys
+) -> None:
+    from memory.chroma.store import ChromaMemory
+
+    store = tmp_path / "store"
+    learn = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "2", *FAST]
+    assert main([*learn, "--memory", str(store), "--out", str(tmp_path / "a")]) == 0
+    with ChromaMemory.open(store) as m:
+        before = sorted(r.id for r in m.reflections())
+    assert before  # the first run learned something into the shared store
+    # two more tasks: those have no lessons yet (task scope), so this run learns new ones;
+    # the first two start from the copied lessons and are solved at once
+    again = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "4", *FAST]
+    copy = [*again, "--memory", str(store), "--memory-mode", "copy", "--out", str(tmp_path / "b")]
+    assert main(copy) == 0
+    with ChromaMemory.open(store) as m:
+        assert sorted(r.id for r in m.reflections()) == before  # the store stayed as it was
+    with ChromaMemory.open(tmp_path / "b" / "memory") as m:
+        ids = {r.id for r in m.reflections()}
+    assert set(before) < ids  # the copy holds the store's lessons and the new run's
+    assert main(copy) == 0  # a resume copies nothing twice
+    capsys.readouterr()
+    assert main(["memory", "list", str(tmp_path / "b")]) == 0
+    assert len([x for x in capsys.readouterr().out.splitlines() if " | " in x]) == len(ids)
+    nothing = [*again, "--memory", str(tmp_path / "empty"), "--memory-mode", "copy"]
+    assert main([*nothing, "--out", str(tmp_path / "c")]) == 2
+    assert "--memory-mode copy: nothing to copy" in capsys.readouterr().err
+    assert main([*again, "--memory-mode", "copy", "--out", str(tmp_path / "d")]) == 2
+    assert "needs a store to copy" in capsys.readouterr().err

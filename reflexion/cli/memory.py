@@ -91,6 +91,8 @@ def _settings(path: Path, url: str | None) -> StoreSettings:
         raise UsageError(msg)
     if config is None:
         return StoreSettings(path, memory=str(path))
+    if config.get("memory_mode") == "copy":  # the run's lessons are in its own copy
+        return StoreSettings(path, embedder=embedder)
     return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
 
 

@@ -157,6 +157,14 @@ class RunConfig(Record):
         parse=path_text,
         result=True,
     )
+    memory_mode: str = setting(
+        "write",
+        help="with --memory DIR or --chroma-url: write (the run adds its lessons to that store) "
+        "or copy (the run starts from a copy of it in OUT/memory and adds its lessons there; "
+        "the store stays as it was)",
+        choices=("write", "copy"),
+        result=True,
+    )
     chroma_url: str | None = setting(
         help="use a Chroma server (http://host:port) instead", result=True
     )
@@ -211,10 +219,11 @@ class RunConfig(Record):
             if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
                 msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
                 raise UsageError(msg)
-        for name in ("scope", "feedback", "signal"):
+        for name in ("scope", "feedback", "signal", "memory_mode"):
             choices = FIELDS[name].metadata["choices"]
             if getattr(self, name) not in choices:
-                msg = f"--{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                flag = flag_of(FIELDS[name])
+                msg = f"{flag} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 raise UsageError(msg)
         if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
             msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"

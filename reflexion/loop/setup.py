@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
 from memory.backend import StoreSettings, close_all
+from memory.copying import open_copy
 from memory.registry import get_backend
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import (
@@ -234,7 +235,9 @@ def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | No
     try:
         for strategy, name in backends.items():
             if name not in opened:
-                opened[name] = get_backend(name).open(settings)
+                backend = get_backend(name)
+                copy = c.memory_mode == "copy"
+                opened[name] = open_copy(backend, settings) if copy else backend.open(settings)
                 plan.owned.append(opened[name])
             plan.memories[strategy] = opened[name]
     except BaseException:
