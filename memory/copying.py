@@ -2,8 +2,8 @@
 in its own folder, so the lessons it learns never change the store it started from (the
 transfer experiment needs the learned memory to stay as it was).
 
-    >>> memory = open_copy(CHROMA, StoreSettings(Path("runs/b"), memory="runs/a/memory"))  # doctest: +SKIP
-    >>> memory.location                                                                 # doctest: +SKIP
+    >>> settings = StoreSettings(Path("runs/b"), memory="runs/a/memory")
+    >>> open_copy(CHROMA, settings).location                     # doctest: +SKIP
     'runs/b/memory'
 """
 

@@ -80,6 +80,7 @@ def test_memory_commands_show_reflections_with_provenance(tmp_path: Path, capsys
     assert main(["memory", "show", str(out), first_id]) == 0
     shown = capsys.readouterr().out
     assert "task_id: q0" in shown and "recalled by reflexion task q0 seed 0 episode 2" in shown
+    assert "from this task, this run)" in shown  # the recall's provenance
 
     assert main(["memory", "search", str(out), "next x", "--k", "2"]) == 0
     hits = capsys.readouterr().out.splitlines()
@@ -278,6 +279,11 @@ def test_memory_mode_copy_learns_in_the_run_folder_and_leaves_the_store(
     with ChromaMemory.open(tmp_path / "b" / "memory") as m:
         ids = {r.id for r in m.reflections()}
     assert set(before) < ids  # the copy holds the store's lessons and the new run's
+    hits = [h for st in RunFolder(tmp_path / "b").steps() if st.kind == "recall"
+            for h in st.data["hits"]]  # fmt: skip
+    sources = {h["task_id"]: h["source"] for h in hits}
+    assert sources["q0"] == sources["q1"] == "this task, another run"  # the copied lessons
+    assert sources["q2"] == "this task, this run"  # learned in this run
     assert main(copy) == 0  # a resume copies nothing twice
     capsys.readouterr()
     assert main(["memory", "list", str(tmp_path / "b")]) == 0

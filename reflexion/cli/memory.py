@@ -147,7 +147,9 @@ def _line(r: Reflection) -> str:
     )
 
 
-def _recalls_of(path: Path, reflection_id: str) -> list[tuple[Step, float | None, float | None]]:
+def _recalls_of(
+    path: Path, reflection_id: str
+) -> list[tuple[Step, float | None, float | None, str]]:
     """Every recall step in the run's trace that returned this reflection: the step, its
     similarity, and the visible score of the attempt made in that episode."""
     if not (path / "trace.jsonl").exists():
@@ -163,23 +165,26 @@ def _recalls_of(path: Path, reflection_id: str) -> list[tuple[Step, float | None
         for hit in step.data.get("hits", []) if step.kind == "recall" else []:
             if hit["id"] == reflection_id:
                 key = (step.strategy, step.task_id, step.seed, step.episode)
-                found.append((step, hit["similarity"], scores.get(key)))
+                # where the lesson came from, for this episode ("" in traces made before)
+                source = str(hit.get("source", ""))
+                found.append((step, hit["similarity"], scores.get(key), source))
     return found
 
 
-def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | None]]) -> str:
+def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | None, str]]) -> str:
     lines = [f"{k}: {v}" for k, v in r.to_dict().items() if k != "text"]
     lines += ["", r.text, ""]
     if not recalls:
         lines.append("never recalled in this run folder's trace")
-    for step, similarity, after in recalls:
+    for step, similarity, after, source in recalls:
         sim = "n/a" if similarity is None else f"{similarity:.3f}"
         # "helped" compares the attempt made with this lesson in context to the one it was
         # written about: a hint, not a causal claim (other lessons were recalled alongside).
         outcome = "" if after is None else f", score {r.score:.4g} -> {after:.4g}"
         lines.append(
             f"recalled by {step.strategy} task {step.task_id} seed {step.seed} "
-            f"episode {step.episode} (similarity {sim}{outcome})"
+            f"episode {step.episode} (similarity {sim}{outcome}"
+            f"{'; from ' + source if source else ''})"
         )
     return "\n".join(lines)
 

@@ -41,6 +41,26 @@ FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below
 CALL_INFO: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("reflexion_call")
 
 
+def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
+    """A recalled lesson as the trace records it: which one, how similar, and where it came
+    from ("this task", "another task", and "this run" or "another run").
+
+    >>> r = Reflection("r1", "x", "old", "reflexion", "e", "t2", 0, 1, 0.0, 0.0)
+    >>> provenance(Recalled(r, 0.8), "t1", "new")["source"]
+    'another task, another run'
+    """
+    r = hit.reflection
+    task = "this task" if r.task_id == task_id else "another task"
+    run = "this run" if r.run_id == run_id else "another run"
+    return {
+        "id": r.id,
+        "similarity": hit.similarity,
+        "task_id": r.task_id,
+        "run_id": r.run_id,
+        "source": f"{task}, {run}",
+    }
+
+
 @dataclass
 class RecordedTrial:
     """The `Trial` a strategy drives (reflexion.core.protocols), recording every step."""
@@ -192,7 +212,7 @@ class RecordedTrial:
             self.env.name, self.task.id, self.run_id, self.strategy, self.seed, episode, self.scope
         )
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, self.k)
-        data = {"hits": [{"id": h.reflection.id, "similarity": h.similarity} for h in hits]}
+        data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits]}
         self._log(episode, "recall", output="\n".join(h.reflection.text for h in hits), data=data)
         return hits
 
