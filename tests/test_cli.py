@@ -293,3 +293,22 @@ def test_memory_mode_copy_learns_in_the_run_folder_and_leaves_the_store(
     assert "--memory-mode copy: nothing to copy" in capsys.readouterr().err
     assert main([*again, "--memory-mode", "copy", "--out", str(tmp_path / "d")]) == 2
     assert "needs a store to copy" in capsys.readouterr().err
+
+
+def test_an_ordered_stream_runs_one_task_at_a_time_and_recalls_earlier_tasks(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "s"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single,reflexion", "--tasks", "4"]
+    argv += ["--order", "stream", "--scope", "global", "--out", str(out), *FAST]
+    assert main(argv) == 0
+    steps = RunFolder(out).steps()
+    order = [s.task_id for s in steps]
+    # every step of a task comes before any step of the next one
+    assert order == sorted(order, key=["q0", "q1", "q2", "q3"].index)
+    first_recalls = [s for s in steps if s.kind == "recall" and s.episode == 1]
+    later = [h for s in first_recalls if s.task_id != "q0" for h in s.data["hits"]]
+    # at its first episode a later task already recalls the lessons of the tasks before it
+    assert later and {h["source"] for h in later} == {"another task, this run"}
+    assert all(h["task_id"] < s.task_id for s in first_recalls for h in s.data["hits"])
+    assert exit_code([*argv[:-5], "--order", "sideways", "--out", str(tmp_path / "x")]) == 2

@@ -195,7 +195,7 @@ _scopes = st.builds(
     RecallScope,
     env=_pick(["quad", "gsm8k"]), task_id=_pick(["t1", "t2", "t3"]), run_id=_pick(["R", "old"]),
     strategy=_pick(["reflexion", "reflexion-window"]), seed=_pick([0, 1]),
-    episode=st.integers(1, 5), scope=_pick(["task", "global"]),
+    episode=st.integers(1, 5), scope=_pick(["task", "global"]), stream=st.booleans(),
 )  # fmt: skip
 
 

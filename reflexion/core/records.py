@@ -145,6 +145,8 @@ class RecallScope(Record):
     from this run's same strategy and seed at an earlier episode. The last rule keeps seeds
     independent, stops a resumed episode from reading its own interrupted future, and (scope
     "global") keeps a trial from reading what a faster concurrent trial wrote at a later episode.
+    In an ordered stream (`stream`), the tasks before this one are over, so their lessons (same
+    strategy and seed) are visible at every episode.
     """
 
     env: str
@@ -154,6 +156,7 @@ class RecallScope(Record):
     seed: int
     episode: int
     scope: str = "task"  # "task" | "global"
+    stream: bool = False  # --order stream: this run's earlier tasks are over, all of them
 
     def admits(self, r: Reflection) -> bool:
         if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
@@ -161,15 +164,19 @@ class RecallScope(Record):
         if r.run_id != self.run_id:
             return True
         same_pair = r.strategy == self.strategy and r.seed == self.seed
-        return same_pair and r.episode < self.episode
+        earlier_task = self.stream and r.task_id != self.task_id
+        return same_pair and (r.episode < self.episode or earlier_task)
 
     def where(self) -> JSON:
         """The same rule as `admits`, as a Chroma metadata filter."""
-        own = [{"strategy": self.strategy}, {"seed": self.seed}, {"episode": {"$lt": self.episode}}]
+        pair: list[JSON] = [{"strategy": self.strategy}, {"seed": self.seed}]
+        own: list[JSON] = [{"$and": [*pair, {"episode": {"$lt": self.episode}}]}]
+        if self.stream:
+            own.append({"$and": [*pair, {"task_id": {"$ne": self.task_id}}]})
         clauses: list[JSON] = [{"env": self.env}]
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})
-        clauses.append({"$or": [{"run_id": {"$ne": self.run_id}}, {"$and": own}]})
+        clauses.append({"$or": [{"run_id": {"$ne": self.run_id}}, *own]})
         return {"$and": clauses}
 
 

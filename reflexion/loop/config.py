@@ -146,6 +146,14 @@ class RunConfig(Record):
         limits=(1, 50),
         label="self-tests per task",
     )
+    order: str = setting(
+        "parallel",
+        help="parallel: trials of all tasks run concurrently; stream: one task at a time in the "
+        "env's order (strategies and seeds still concurrent), so with --scope global a task "
+        "recalls the lessons of the tasks before it",
+        choices=("parallel", "stream"),
+        result=True,
+    )
     memory_backend: str = setting(
         "chroma",
         help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
@@ -219,7 +227,7 @@ class RunConfig(Record):
             if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
                 msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
                 raise UsageError(msg)
-        for name in ("scope", "feedback", "signal", "memory_mode"):
+        for name in ("scope", "feedback", "signal", "memory_mode", "order"):
             choices = FIELDS[name].metadata["choices"]
             if getattr(self, name) not in choices:
                 flag = flag_of(FIELDS[name])

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ class Trials:
             signal=c.signal,
             self_test_count=c.self_tests,
             token_budget=c.task_tokens,
+            stream=c.order == "stream",
         )
         try:
             await trial.write_self_tests()
@@ -57,6 +58,15 @@ class Trials:
         except TokenBudgetSpent:
             pass  # the strategy stopped at the trial's token budget; its best stands
         return trial.result()
+
+
+async def _in_task_order(
+    jobs: list[Job], order: list[str], one: Callable[[str, str, int], Awaitable[None]]
+) -> None:
+    """--order stream: the jobs of one task at a time, in the env's task order; within a task,
+    its strategies and seeds run concurrently."""
+    for task_id in order:
+        await asyncio.gather(*(one(*job) for job in jobs if job[1] == task_id))
 
 
 async def run_jobs(
@@ -76,7 +86,10 @@ async def run_jobs(
             folder.write_result(await trials.run(strategy, task_id, seed))
             bar.update(1)
 
-    tasks = [asyncio.ensure_future(one(*job)) for job in jobs]
+    if trials.plan.config.order == "stream":
+        tasks = [asyncio.ensure_future(_in_task_order(jobs, list(trials.tasks), one))]
+    else:
+        tasks = [asyncio.ensure_future(one(*job)) for job in jobs]
 
     def cancel_all() -> None:
         for t in tasks:

@@ -32,6 +32,7 @@ from reflexion.core.records import (
     Task,
     TaskResult,
 )
+from reflexion.loop.provenance import provenance
 from reflexion.loop.shown import TokenBudgetSpent, shown_score
 
 StepSink = Callable[[Step], None]
@@ -39,26 +40,6 @@ FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below
 # Who is calling, for the actor's model call (LangChain tags and metadata, so a LangSmith or other
 # callback user can group calls by strategy, task, seed, episode). `ask` sets it around the call.
 CALL_INFO: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("reflexion_call")
-
-
-def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
-    """A recalled lesson as the trace records it: which one, how similar, and where it came
-    from ("this task", "another task", and "this run" or "another run").
-
-    >>> r = Reflection("r1", "x", "old", "reflexion", "e", "t2", 0, 1, 0.0, 0.0)
-    >>> provenance(Recalled(r, 0.8), "t1", "new")["source"]
-    'another task, another run'
-    """
-    r = hit.reflection
-    task = "this task" if r.task_id == task_id else "another task"
-    run = "this run" if r.run_id == run_id else "another run"
-    return {
-        "id": r.id,
-        "similarity": hit.similarity,
-        "task_id": r.task_id,
-        "run_id": r.run_id,
-        "source": f"{task}, {run}",
-    }
 
 
 @dataclass
@@ -81,6 +62,7 @@ class RecordedTrial:
     self_test_count: int = 5
     self_tests: tuple[str, ...] = ()  # the model's own tests of this task, once written
     token_budget: int | None = None  # --task-tokens: no model call starts past it (see ask)
+    stream: bool = False  # --order stream: earlier tasks are over (see RecallScope)
     attempts: list[Attempt] = field(default_factory=list)
     best: Attempt | None = None
     _best_passed: bool = False
@@ -208,9 +190,8 @@ class RecordedTrial:
     async def recall(self, episode: int) -> list[Recalled]:
         if self.memory is None:
             return []
-        scope = RecallScope(
-            self.env.name, self.task.id, self.run_id, self.strategy, self.seed, episode, self.scope
-        )
+        who = (self.env.name, self.task.id, self.run_id, self.strategy, self.seed, episode)
+        scope = RecallScope(*who, self.scope, stream=self.stream)
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, self.k)
         data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits]}
         self._log(episode, "recall", output="\n".join(h.reflection.text for h in hits), data=data)
