@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory.ranking import Ranking
 from reflexion.core.protocols import Closable, Memory
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -26,6 +27,7 @@ class StoreSettings:
     memory: str | None = None  # a store folder shared across runs (default: in the run folder)
     chroma_url: str | None = None  # a Chroma server instead of a folder
     embedder: str = DEFAULT_EMBEDDER
+    ranking: Ranking = Ranking()  # how a vector store ranks what a scope admits
 
 
 def _nothing(settings: StoreSettings) -> Memory | None:

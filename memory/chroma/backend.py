@@ -24,7 +24,9 @@ def store_path(settings: StoreSettings) -> Path | None:
 
 def open_store(settings: StoreSettings) -> ChromaMemory:
     embedder = embedder_for(settings.embedder)
-    memory = ChromaMemory(store_path(settings), url=settings.chroma_url, embedder=embedder)
+    memory = ChromaMemory(
+        store_path(settings), url=settings.chroma_url, embedder=embedder, ranking=settings.ranking
+    )
     embedder.embed(["warm-up"])  # load the model now, not inside the first trial's timing
     return memory
 

@@ -25,6 +25,7 @@ from memory.chroma.connect import (
 from memory.chroma.lock import StoreLock
 from memory.chroma.rows import from_columns, to_metadata
 from memory.embedders import embedder_for
+from memory.ranking import Ranking
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Embedder
 from reflexion.core.records import Recalled, RecallScope, Reflection
@@ -56,6 +57,7 @@ class ChromaMemory:
         embedder: Embedder,
         collection: str = COLLECTION,
         create: bool = True,
+        ranking: Ranking | None = None,
     ) -> None:
         if (path is None) == (url is None):
             msg = "ChromaMemory needs exactly one of path (an embedded store) or url (a server)"
@@ -71,6 +73,7 @@ class ChromaMemory:
         self.url = url
         self.embedder = embedder
         self.collection = collection
+        self.ranking = ranking if ranking is not None else Ranking()  # see memory.ranking
         self.location = str(self.path) if self.path is not None else str(url)
         # Errors of the store (not our bugs) that every call turns into a one-line StoreError.
         self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
@@ -151,12 +154,14 @@ class ChromaMemory:
                 )
 
     def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
-        """Up to k reflections that `scope` admits, most similar to `text` first.
+        """Up to k reflections that `scope` admits, best first by the memory's Ranking:
+        similarity to `text`, the asking task's own lessons, recent ones.
 
         >>> m.recall("the sign was wrong", scope, k=3)[0].similarity  # doctest: +SKIP
         0.83
         """
-        return self._query(text, k, cast("Where", scope.where()))
+        hits = self._query(text, self.ranking.candidates(k), cast("Where", scope.where()))
+        return self.ranking.rank(hits, scope.task_id, k)
 
     def search(self, text: str, k: int) -> list[Recalled]:
         """Up to k reflections of any provenance, most similar first (for inspection).

@@ -130,10 +130,12 @@ class Reflection(Record):
 
 @dataclass(frozen=True)
 class Recalled(Record):
-    """A reflection returned by a memory, with the similarity that ranked it (None: no ranking)."""
+    """A reflection returned by a memory, with its similarity to the query (None: no ranking)
+    and the score that ranked it (None: by similarity alone, or no ranking)."""
 
     reflection: Reflection
     similarity: float | None = None
+    score: float | None = None
 
 
 @dataclass(frozen=True)

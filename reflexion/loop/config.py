@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER
+from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
 from reflexion.loop.shown import FEEDBACK_MODES
@@ -176,6 +177,14 @@ class RunConfig(Record):
     chroma_url: str | None = setting(
         help="use a Chroma server (http://host:port) instead", result=True
     )
+    rank: str = setting(
+        "task=0.25,recency=0.2",
+        help="how the chroma memory ranks the lessons a scope admits: similarity + task * [the "
+        "asking task's own] + recency * (1 for the newest candidate .. 0 for the oldest); "
+        "'similarity' for similarity alone",
+        result=True,
+        label="recall ranking",
+    )
     embedder: str = setting(
         DEFAULT_EMBEDDER,
         help="embedding model of the memory (hash-N: a test-only hash embedder)",
@@ -242,6 +251,11 @@ class RunConfig(Record):
                 msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
                 raise UsageError(msg)
         check_speculative(self.speculative)
+        try:
+            parse_ranking(self.rank)
+        except ValueError as exc:
+            msg = f"--rank {self.rank!r}: {exc}"
+            raise UsageError(msg) from None
         self._validate_faults_and_budget()
 
     def _validate_faults_and_budget(self) -> None:

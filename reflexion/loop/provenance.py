@@ -24,6 +24,7 @@ def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
     return {
         "id": r.id,
         "similarity": hit.similarity,
+        "score": hit.score,  # what ranked it (see memory.ranking); None: not ranked
         "task_id": r.task_id,
         "run_id": r.run_id,
         "source": f"{task}, {run}",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from envs.registry import make_env
 from memory.backend import StoreSettings, close_all
 from memory.copying import open_copy
+from memory.ranking import parse_ranking
 from memory.registry import get_backend
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import (
@@ -230,7 +231,8 @@ def _backends(
 def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | None) -> None:
     """One store per backend, shared by the strategies that use it."""
     c = plan.config
-    settings = StoreSettings(plan.folder.path, c.memory, c.chroma_url, c.embedder)
+    ranking = parse_ranking(c.rank)
+    settings = StoreSettings(plan.folder.path, c.memory, c.chroma_url, c.embedder, ranking)
     opened: dict[str, Memory] = {}
     try:
         for strategy, name in backends.items():
