@@ -78,6 +78,12 @@ def _jsonl(arg: str | None) -> Env:
     return JsonlEnv.from_spec(arg)
 
 
+def _constrained(arg: str | None) -> Env:
+    from envs.constrained import ConstrainedEnv
+
+    return ConstrainedEnv.from_spec(arg)
+
+
 def _quadratic(arg: str | None) -> Env:
     from envs.quadratic import QuadraticEnv
 
@@ -90,6 +96,7 @@ BUILTINS: dict[str, EnvFactory] = {
     "quadratic": _quadratic,
     "humaneval": _humaneval,
     "jsonl": _jsonl,
+    "constrained": _constrained,
     "python": _python,
 }
 BUILTIN = tuple(BUILTINS)

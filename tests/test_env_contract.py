@@ -33,6 +33,7 @@ MAKERS: dict[str, Callable[[str], Env]] = {
     "quadratic": lambda user: make_env("quadratic:3"),
     "humaneval": lambda user: make_env("humaneval:2"),
     "jsonl": lambda user: make_env(f"jsonl:{EXAMPLES}"),
+    "constrained": lambda user: make_env("constrained:3"),
     "python": lambda user: make_env(f"python:{user}:Echo"),
     "keywords (a test env)": lambda user: KeywordEnv(),
 }
