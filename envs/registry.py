@@ -84,6 +84,12 @@ def _constrained(arg: str | None) -> Env:
     return ConstrainedEnv.from_spec(arg)
 
 
+def _textworld(arg: str | None) -> Env:
+    from envs.textgames import TextWorldEnv
+
+    return TextWorldEnv.from_spec(arg)
+
+
 def _quadratic(arg: str | None) -> Env:
     from envs.quadratic import QuadraticEnv
 
@@ -97,6 +103,7 @@ BUILTINS: dict[str, EnvFactory] = {
     "humaneval": _humaneval,
     "jsonl": _jsonl,
     "constrained": _constrained,
+    "textworld": _textworld,
     "python": _python,
 }
 BUILTIN = tuple(BUILTINS)

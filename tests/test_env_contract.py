@@ -13,7 +13,7 @@ import pytest
 from conftest import ECHO_ENV, KeywordEnv, scripted
 
 from envs.registry import BUILTIN, env_names, make_env
-from reflexion.core.protocols import Actor, Env, SandboxedEnv, ScriptedEnv
+from reflexion.core.protocols import Actor, Env, InteractiveEnv, SandboxedEnv, ScriptedEnv
 from reflexion.core.records import Call, Score
 from reflexion.loop.config import RunConfig
 from reflexion.loop.runner import run
@@ -34,6 +34,7 @@ MAKERS: dict[str, Callable[[str], Env]] = {
     "humaneval": lambda user: make_env("humaneval:2"),
     "jsonl": lambda user: make_env(f"jsonl:{EXAMPLES}"),
     "constrained": lambda user: make_env("constrained:3"),
+    "textworld": lambda user: make_env("textworld:1,rooms=2,objects=3,length=2,steps=5"),
     "python": lambda user: make_env(f"python:{user}:Echo"),
     "keywords (a test env)": lambda user: KeywordEnv(),
 }
@@ -85,6 +86,9 @@ def test_optional_hooks_keep_their_promise(env: Env) -> None:
 def test_every_env_runs_through_the_loop(env: Env, tmp_path: Path) -> None:
     out = str(tmp_path / "run")
     config = RunConfig(strategies=("reflexion",), out=out, episodes=2, tasks=1, embedder="hash-64")
-    model = None if isinstance(env, ScriptedEnv) else scripted(["no", "a lesson", "still no"])
+    replies = ["no", "a lesson", "still no"]
+    if isinstance(env, InteractiveEnv):  # an episode is a rollout: one reply per action
+        replies = ["no"] * env.max_steps + ["a lesson"] + ["still no"] * env.max_steps
+    model = None if isinstance(env, ScriptedEnv) else scripted(replies)
     [result] = run(config, env=env, model=model)
     assert result.env == env.name and result.attempts in (1, 2) and result.errors == ()

@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 from reflexion.core.records import (
     Attempt,
     Call,
+    Observation,
     Recalled,
     RecallScope,
     Reflection,
@@ -75,6 +76,28 @@ class SandboxedEnv(Env, Protocol):
     in the run's config.json)."""
 
     def sandbox(self) -> dict[str, object]: ...
+
+
+class Game(Protocol):
+    """One play of an interactive task, from its start."""
+
+    def reset(self) -> Observation: ...
+
+    def step(self, action: str) -> Observation: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class InteractiveEnv(Env, Protocol):
+    """An env whose episode is a multi-step rollout: the actor acts, the env answers, until the
+    game ends or `max_steps` actions were taken. The candidate is the trajectory (a transcript
+    whose `> ` lines are the actions), so `score` and `evaluate` replay it in a fresh game.
+    One-shot envs need none of this."""
+
+    max_steps: int
+
+    def play(self, task: Task) -> Game: ...
 
 
 @runtime_checkable

@@ -70,6 +70,18 @@ class Score(Record):
 
 
 @dataclass(frozen=True)
+class Observation(Record):
+    """What an interactive env shows after a reset or an action: the text, the actions it admits
+    now (empty: any text), the score so far, and whether the game is over and won."""
+
+    text: str
+    actions: tuple[str, ...] = ()
+    score: float = 0.0
+    done: bool = False
+    won: bool = False
+
+
+@dataclass(frozen=True)
 class Message(Record):
     role: str  # "system" | "human" | "ai"
     content: str

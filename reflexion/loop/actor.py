@@ -132,6 +132,10 @@ class ChatActor:
             msgs.append(AIMessage(prompts.TESTS_PREFIX))
         return await self._call("tests", msgs)
 
+    async def act(self, messages: list[BaseMessage]) -> Call:
+        """One step of a rollout (reflexion.loop.rollout): the next command, greedily."""
+        return await self._call("act", messages)
+
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         return await self._call("reflect", prompts.reflect_messages(task, attempt))
 

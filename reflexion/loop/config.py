@@ -28,6 +28,7 @@ from reflexion.models.server import check_speculative
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
 ROLE_TOKENS |= {"tests": 384}  # the unit tests a model writes for --signal self-tests
+ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (textworld)
 
 
 def setting(

@@ -27,6 +27,7 @@ from reflexion.core.errors import UsageError
 from reflexion.core.protocols import (
     Actor,
     Env,
+    InteractiveEnv,
     Memory,
     Preloadable,
     SandboxedEnv,
@@ -40,6 +41,8 @@ from reflexion.strategies import RUN_MEMORY, Strategy, parse_strategies
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from reflexion.loop.actor import ChatActor
 
 ActorFor = Callable[[int], Actor]  # seed -> the actor of that seed's trials
 
@@ -188,14 +191,19 @@ def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
 
         model = load_model(config.model, config.speculative)
     if model is not None:
-        return _chat_actors(model, config)
+        chat = _chat_actors(model, config)
+        if isinstance(env, InteractiveEnv):  # each candidate is a rollout of the game
+            from reflexion.loop.rollout import RolloutActor
+
+            return lambda seed: RolloutActor(chat(seed), env)
+        return chat
     if not isinstance(env, ScriptedEnv):
         msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
         raise UsageError(msg)
     return env.actor
 
 
-def _chat_actors(model: BaseChatModel, config: RunConfig) -> ActorFor:
+def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], ChatActor]:
     from reflexion.loop.actor import CallCache, ChatActor
     from reflexion.loop.retry import RetryPolicy
 

@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from reflexion.core.cache import cache_dir
 from reflexion.core.errors import UsageError
 
 CHUNK = 1 << 22
@@ -69,10 +70,6 @@ MODELS = {
     )
 }
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("REFLEXION_CACHE", Path.home() / ".cache" / "reflexion"))
 
 
 def gguf_path(name: str) -> Path:

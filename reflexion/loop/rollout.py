@@ -1,0 +1,133 @@
+"""Episodes that are rollouts (an InteractiveEnv, e.g. `textworld`): the actor plays the game
+from its start, one model call per action, and the trajectory is the candidate.
+
+The roles that make a candidate (generate, refine, correct) each play one game; what they differ
+in is the context the player gets: lessons recalled from memory (Reflexion), or the earlier
+plays' actions with the feedback on them (Self-Refine: the refined plan is played again from the
+start). Feedback and reflections are the chat actor's own calls on the trajectory text. A
+rollout is recorded as one call whose tokens are the sum of its steps; identical greedy steps
+(the same game start) are answered once per run, as any call.
+
+    >>> pick("Go West.", ("go west", "look"))
+    'go west'
+    >>> pick("I will open the box", ("open box", "look"))
+    'open box'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from reflexion.core.protocols import InteractiveEnv
+from reflexion.core.records import Attempt, Call, Observation, Recalled, Task, Turn
+from reflexion.loop.actor import ChatActor
+from reflexion.loop.prompts import CORRECT_REQUEST, LESSONS_HEADER
+
+PLAY_SYSTEM = (
+    "You are playing a text adventure game. Reach the goal in as few actions as you can. "
+    "Each turn, answer with exactly one command from the list of commands, and nothing else."
+)
+EARLIER = "\n\nYour earlier plays of this game (their actions) and the feedback on them:\n"
+AGAIN = "\n\nPlay again from the start, using the feedback."
+WORDS = re.compile(r"[a-z0-9']+")
+
+
+class RolloutActor:
+    """The Actor roles for an interactive env, on top of a ChatActor (its model, cache, retries
+    and token limits)."""
+
+    def __init__(self, actor: ChatActor, env: InteractiveEnv) -> None:
+        self.actor, self.env = actor, env
+
+    async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
+        texts = [r.reflection.text for r in lessons]
+        context = LESSONS_HEADER + "\n".join(f"- {x}" for x in texts) if texts else ""
+        return await self._play("generate", task, context)
+
+    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
+        return await self._play("refine", task, _earlier(history) + AGAIN)
+
+    async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
+        return await self._play("correct", task, _earlier(history) + "\n\n" + CORRECT_REQUEST)
+
+    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
+        return await self.actor.feedback(task, history)
+
+    async def reflect(self, task: Task, attempt: Attempt) -> Call:
+        return await self.actor.reflect(task, attempt)
+
+    async def _play(self, role: str, task: Task, context: str) -> Call:
+        game = await asyncio.to_thread(self.env.play, task)
+        calls: list[Call] = []
+        transcript: list[str] = []
+        try:
+            seen = await asyncio.to_thread(game.reset)
+            transcript.append(seen.text)
+            messages: list[BaseMessage] = [
+                SystemMessage(PLAY_SYSTEM),
+                HumanMessage(f"{task.prompt}{context}\n\n{_turn(seen)}"),
+            ]
+            for _ in range(self.env.max_steps):
+                call = await self.actor.act(messages)
+                calls.append(call)
+                if call.error:
+                    break
+                action = pick(call.output, seen.actions)
+                seen = await asyncio.to_thread(game.step, action)
+                transcript += [f"> {action}", seen.text]
+                if seen.done:
+                    break
+                messages += [AIMessage(action), HumanMessage(_turn(seen))]
+        finally:
+            await asyncio.to_thread(game.close)
+        return _total(role, "\n".join(transcript), calls)
+
+
+def pick(reply: str, actions: Sequence[str]) -> str:
+    """The admitted action the reply names: an exact match, else the one sharing the most
+    words with the reply's first line (ties: the earlier one); the reply itself when the game
+    admits any text."""
+    first = next((line for line in reply.splitlines() if line.strip()), "").strip().lower()
+    first = first.strip(" .!'\"`*")
+    if not actions:
+        return first
+    for action in actions:
+        if first == action.lower():
+            return action
+    said = set(WORDS.findall(first))
+    return max(actions, key=lambda a: len(said & set(WORDS.findall(a.lower()))))
+
+
+def _turn(seen: Observation) -> str:
+    commands = "; ".join(seen.actions) if seen.actions else "any"
+    return f"{seen.text}\n\nCommands: {commands}\nYour command:"
+
+
+def _earlier(history: Sequence[Turn]) -> str:
+    plays = []
+    for i, turn in enumerate(history, start=1):
+        actions = [x[2:] for x in turn.attempt.candidate.splitlines() if x.startswith("> ")]
+        said = turn.feedback if turn.feedback is not None else turn.attempt.score.feedback
+        plays.append(f"Play {i}: {', '.join(actions) or '(no action)'}\nFeedback: {said}")
+    return EARLIER + "\n".join(plays)
+
+
+def _total(role: str, transcript: str, calls: list[Call]) -> Call:
+    """One call for the whole rollout: its steps' tokens and time summed, the first error."""
+    error = next((c.error for c in calls if c.error), None)
+    return Call(
+        role,
+        (),  # no single prompt asked for it: a reflection gets a prompt of its own
+        transcript,
+        input_tokens=sum(c.input_tokens for c in calls),
+        output_tokens=sum(c.output_tokens for c in calls),
+        latency_s=sum(c.latency_s for c in calls),
+        error=error,
+        cached_tokens=sum(c.cached_tokens for c in calls),
+        reused=bool(calls) and all(c.reused for c in calls),
+        retries=sum(c.retries for c in calls),
+    )

@@ -1,0 +1,137 @@
+"""`--env textworld:N`: two tiny games made offline, played through the rollout actor by a
+scripted model (a win and a loss), by Self-Refine and Reflexion, and by the real small model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import scripted
+
+from envs.textgames import TextWorldEnv
+from reflexion.cli import main
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.runner import RunConfig, run
+
+SPEC = "2,rooms=2,objects=3,length=2,steps=5"
+# the test's own direct use of textworld (walkthrough) meets jericho's note on generated games
+pytestmark = pytest.mark.filterwarnings("ignore:Game .* is not fully supported")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture
+def env(cache: Path, monkeypatch: pytest.MonkeyPatch) -> TextWorldEnv:
+    monkeypatch.setenv("REFLEXION_CACHE", str(cache))
+    return TextWorldEnv.from_spec(SPEC)
+
+
+def walkthrough(env: TextWorldEnv, task_id: str) -> list[str]:
+    """The game's winning commands, read here for the test only (no actor ever reads them)."""
+    import textworld
+
+    infos = textworld.EnvInfos(policy_commands=True)
+    game = textworld.start(env._paths[task_id], infos)
+    try:
+        return list(game.reset()["policy_commands"])
+    finally:
+        game.close()
+
+
+def play(env: TextWorldEnv, tmp_path: Path, replies: list[str], strategy: str, **kw: Any):
+    model = scripted(replies)
+    config = RunConfig(
+        env="textworld", strategies=(strategy,), out=str(tmp_path / "run"), tasks=1,
+        concurrency=1, embedder="hash-64", **kw,
+    )  # fmt: skip
+    [result] = run(config, model=model, env=env)
+    return result, model, RunFolder(tmp_path / "run").steps()
+
+
+def test_games_are_made_once_and_cached(env: TextWorldEnv, cache: Path) -> None:
+    made = sorted(p.name for p in (cache / "textworld").glob("*.z8"))
+    assert made == ["r2-o3-q2-s1000.z8", "r2-o3-q2-s1001.z8"]
+    again = TextWorldEnv.from_spec(SPEC)  # from the cache: the same tasks
+    assert [t.prompt for t in again.tasks()] == [t.prompt for t in env.tasks()]
+    assert not list((cache / "textworld").glob(".making-*"))  # nothing half-made left
+
+
+def test_a_scripted_player_that_follows_the_walkthrough_wins(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    task = env.tasks()[0]
+    wins = walkthrough(env, task.id)
+    result, model, steps = play(env, tmp_path, [*wins, "never asked"], "single")
+    assert result.final_passed and result.best_score == 1.0
+    assert len(model.prompts) == len(wins)  # one call per action, none after the win
+    assert result.llm_calls == 1  # a rollout is one call of several steps
+    [scored] = [s for s in steps if s.kind == "score"]
+    assert scored.output == f"Won in {len(wins)} actions."
+    first = "\n".join(str(m.content) for m in model.prompts[0])
+    assert "Commands:" in first and task.prompt.split("\n")[0] in first
+
+
+def test_a_player_that_wanders_loses_and_reflexion_reflects_on_the_trajectory(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    task = env.tasks()[0]
+    wins = walkthrough(env, task.id)
+    replies = ["look"] * 5 + ["LESSON: do what the task says, in order."] + wins
+    result, model, steps = play(env, tmp_path, replies, "reflexion", episodes=2)
+    assert result.final_passed and result.attempts == 2
+    first = [s for s in steps if s.kind == "score"][0]
+    assert first.output == "Not won after 5 actions; score 0 of 1."  # the step limit
+    reflect = "\n".join(str(m.content) for m in model.prompts[5])
+    assert "> look" in reflect and "Not won after 5 actions" in reflect
+    second_game = "\n".join(str(m.content) for m in model.prompts[6])
+    assert "LESSON: do what the task says" in second_game  # recalled at the next start
+
+
+def test_self_refine_plays_again_from_the_start_with_the_feedback(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    task = env.tasks()[0]
+    wins = walkthrough(env, task.id)
+    replies = ["look"] * 5 + ["Follow the task's steps."] + wins
+    result, model, _ = play(env, tmp_path, replies, "self-refine", episodes=2)
+    assert result.final_passed and result.attempts == 2
+    refine = "\n".join(str(m.content) for m in model.prompts[6])
+    assert "Play 1: look, look, look, look, look" in refine
+    assert "Feedback: Follow the task's steps." in refine and "Play again from the start" in refine
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [("0", "textworld:N needs N between 1 and 200"), ("2,rooms=x", "textworld knobs are")],
+)
+def test_bad_arguments_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arg: str, message: str
+) -> None:
+    argv = ["run", "--env", f"textworld:{arg}", "--strategy", "single"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_small_model_plays_a_game(env: TextWorldEnv, tmp_path: Path) -> None:
+    from reflexion.models.registry import load_model
+
+    config = RunConfig(
+        env="textworld", strategies=("single",), out=str(tmp_path / "run"), tasks=1,
+        model="smollm2-135m",
+    )  # fmt: skip
+    [result] = run(config, model=load_model("smollm2-135m", "none"), env=env)
+    steps = RunFolder(tmp_path / "run").steps()
+    [played] = [s for s in steps if s.kind == "generate"]
+    actions = [x[2:] for x in played.output.splitlines() if x.startswith("> ")]
+    assert 1 <= len(actions) <= 5 and result.output_tokens > 0
+    game = env.play(env.tasks()[0])
+    try:
+        assert actions[0] in game.reset().actions  # every action is one the game admits
+    finally:
+        game.close()
