@@ -312,3 +312,17 @@ def test_an_ordered_stream_runs_one_task_at_a_time_and_recalls_earlier_tasks(
     assert later and {h["source"] for h in later} == {"another task, this run"}
     assert all(h["task_id"] < s.task_id for s in first_recalls for h in s.data["hits"])
     assert exit_code([*argv[:-5], "--order", "sideways", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_memory_of_a_run_without_memory_says_so(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "plain"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single,self-refine", "--tasks", "1"]
+    assert main([*argv, "--out", str(out), *FAST]) == 0
+    capsys.readouterr()
+    assert main(["memory", "list", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "has no memory: its strategies (single, self-refine) keep no lessons; "
+        "a run of reflexion, reflexion-window makes one"
+    )
+    assert len(err.splitlines()) == 1 and "chroma.sqlite3" not in err

@@ -49,6 +49,7 @@ def add_memory_parser(sub: Any) -> None:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     settings = _settings(args.path, args.chroma_url)
+    _check_has_memory(args.path, args.chroma_url)
     sources = _open_sources(settings, args.path)
     try:
         _verb(args, sources, settings)
@@ -78,6 +79,25 @@ def _verb(
             print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
     else:
         _export(everything, args.format, args.output)
+
+
+def _check_has_memory(path: Path, url: str | None) -> None:
+    """A run folder whose strategies keep no lessons has no store to open: say so, and name
+    the strategies that would have made one (rather than "cannot open Chroma store")."""
+    config = RunFolder(path).load_config() if path.is_dir() and url is None else None
+    if config is None:
+        return
+    from reflexion.strategies import STRATEGIES
+
+    ran = list(config.get("strategies", ()))
+    known = [STRATEGIES[name] for name in ran if name in STRATEGIES]
+    if len(known) == len(ran) and not any(s.memory is not None for s in known):
+        keeping = ", ".join(n for n, s in STRATEGIES.items() if s.memory is not None)
+        msg = (
+            f"{path} has no memory: its strategies ({', '.join(ran)}) keep no lessons; "
+            f"a run of {keeping} makes one"
+        )
+        raise UsageError(msg)
 
 
 def _settings(path: Path, url: str | None) -> StoreSettings:
