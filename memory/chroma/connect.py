@@ -7,6 +7,7 @@ on instead of what PersistentClient would do (create a store anywhere, or raise 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -141,3 +142,14 @@ def one_line(e: BaseException) -> str:
     """
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+class Unresolved:
+    """Stands in for the embedder while `ChromaMemory.open` reads which model made the store."""
+
+    name = "(unresolved)"
+    dim = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        msg = "ChromaMemory.open resolves the embedder before any call"
+        raise AssertionError(msg)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from memory.chroma.connect import (
+    Unresolved,
     check_model,
     connect,
     one_line,
@@ -24,6 +25,7 @@ from memory.chroma.connect import (
 )
 from memory.chroma.lock import StoreLock
 from memory.chroma.rows import from_columns, to_metadata
+from memory.chroma.versions import Versions
 from memory.embedders import embedder_for
 from memory.ranking import Ranking
 from reflexion.core.errors import StoreError, UsageError
@@ -79,6 +81,7 @@ class ChromaMemory:
         self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
         self._lock = threading.Lock()
         self._closed = False
+        self._history: Versions | None = None  # the change log, opened on first use
         self._writer_lock: StoreLock | None = None
         with self._opening():
             if create and self.path is not None:
@@ -86,7 +89,7 @@ class ChromaMemory:
             self._client = connect(chromadb, self.path, url, create)
             self._collection = open_collection(self._client, collection, embedder, create)
             self._batch = self._client.get_max_batch_size()
-            if not isinstance(embedder, _Unresolved):
+            if not isinstance(embedder, Unresolved):
                 check_model(self._collection, embedder, self.location)
 
     @classmethod
@@ -99,7 +102,7 @@ class ChromaMemory:
             >>> ChromaMemory.open("runs/quad-20261122/memory").info()["count"]  # doctest: +SKIP
             24
         """
-        memory = cls(path, url=url, embedder=_Unresolved(), collection=collection, create=False)
+        memory = cls(path, url=url, embedder=Unresolved(), collection=collection, create=False)
         with memory._opening():
             memory.embedder = embedder_for(stored_model(memory._collection, memory.location))
         return memory
@@ -208,6 +211,16 @@ class ChromaMemory:
                 self._collection.delete(ids=existing)
         return len(existing)
 
+    # -- changes, with history (memory.chroma.changes) -------------------------------------
+
+    @contextlib.contextmanager
+    def changelog(self) -> Iterator[Versions]:
+        """The store's change log, with the store's lock held."""
+        with self._calling():
+            if self._history is None:
+                self._history = Versions(self._client)
+            yield self._history
+
     def info(self) -> dict[str, Any]:
         """Where the store is and what it holds, for the inspection CLI.
 
@@ -282,14 +295,3 @@ class ChromaMemory:
         first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
         pairs = zip(from_columns(first), first["distances"], strict=True)
         return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
-
-
-class _Unresolved:
-    """Stands in for the embedder while `ChromaMemory.open` reads which model made the store."""
-
-    name = "(unresolved)"
-    dim = 0
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        msg = "ChromaMemory.open resolves the embedder before any call"
-        raise AssertionError(msg)

@@ -18,6 +18,7 @@ from typing import Any
 from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
 from memory.registry import BACKENDS
 from reflexion.cli.common import typed
+from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Recalled, Reflection, Step
@@ -45,9 +46,14 @@ def add_memory_parser(sub: Any) -> None:
             p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
+    add_edit_verbs(verbs)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
+    if args.verb in EDIT_VERBS:
+        if args.verb != "import":
+            _check_has_memory(args.path, args.chroma_url)
+        return cmd_memory_edit(args, _store_folder(args.path, args.chroma_url))
     settings = _settings(args.path, args.chroma_url)
     _check_has_memory(args.path, args.chroma_url)
     sources = _open_sources(settings, args.path)
@@ -98,6 +104,18 @@ def _check_has_memory(path: Path, url: str | None) -> None:
             f"a run of {keeping} makes one"
         )
         raise UsageError(msg)
+
+
+def _store_folder(path: Path, url: str | None) -> Path | None:
+    """The Chroma store folder a change goes to: the run's (OUT/memory, or its --memory DIR),
+    or `path` itself when it is a store; None for a server."""
+    if url:
+        return None
+    if (path / "chroma.sqlite3").exists():
+        return path
+    from memory.chroma.backend import store_path
+
+    return store_path(_settings(path, None)) if path.exists() else path
 
 
 def _settings(path: Path, url: str | None) -> StoreSettings:

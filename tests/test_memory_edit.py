@@ -1,0 +1,105 @@
+"""`reflexion memory forget|edit|history|revert|import` on a real run's Chroma store: every
+change kept in the store's history, dry runs that change nothing, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reflexion.cli import main
+
+FAST = ["--embedder", "hash-64", "--no-progress"]
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "3", "--out"]
+    assert main([*argv, str(out), *FAST]) == 0
+    return out
+
+
+def ids(run: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    capsys.readouterr()
+    assert main(["memory", "list", str(run)]) == 0
+    return [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+
+
+def out_of(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> str:
+    capsys.readouterr()
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    return captured.out if code == 0 else captured.err
+
+
+def test_forget_with_a_dry_run_then_revert_brings_it_back(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = ids(run_dir, capsys)
+    assert len(before) >= 3
+    dry = out_of(["memory", "forget", str(run_dir), "--task", "q0", "--dry-run"], capsys)
+    q0 = [line.split()[0] for line in dry.splitlines()[1:]]
+    assert dry.startswith(f"would forget {len(q0)} reflections") and q0
+    assert ids(run_dir, capsys) == before  # a dry run changes nothing
+    done = out_of(["memory", "forget", str(run_dir), "--task", "q0", "--why", "bad"], capsys)
+    assert done.strip() == f"forgot {len(q0)} reflections"
+    assert sorted(ids(run_dir, capsys)) == sorted(set(before) - set(q0))
+    history = out_of(["memory", "history", str(run_dir), q0[0]], capsys)
+    assert "1 changes; now: (not stored)" in history and "forget (bad); before: " in history
+    assert out_of(["memory", "revert", str(run_dir), q0[0]], capsys).startswith(f"reverted {q0[0]}")
+    assert q0[0] in ids(run_dir, capsys)
+
+
+def test_edit_embeds_the_new_text_and_keeps_the_old(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = ids(run_dir, capsys)[0]
+    new = "Always check the sign of the gradient step first."
+    out_of(["memory", "edit", str(run_dir), first, "--text", new, "--why", "clearer"], capsys)
+    assert new in out_of(["memory", "show", str(run_dir), first], capsys)
+    hits = out_of(["memory", "search", str(run_dir), new, "--k", "1"], capsys)
+    assert first in hits  # found by its new text: it was embedded again
+    history = out_of(["memory", "history", str(run_dir), first], capsys)
+    assert "edit (clearer); before: x = " in history and f"now: {new}" in history
+    out_of(["memory", "revert", str(run_dir), first], capsys)
+    assert new not in out_of(["memory", "show", str(run_dir), first], capsys)
+
+
+def test_export_import_export_gives_the_same_file(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = tmp_path / "a.jsonl"
+    second = tmp_path / "b.jsonl"
+    out_of(["memory", "export", str(run_dir), "--output", str(first)], capsys)
+    store = tmp_path / "moved"
+    argv = ["memory", "import", str(store), str(first), "--embedder", "hash-64"]
+    count = len(first.read_text().splitlines())
+    assert out_of(argv, capsys).strip() == f"imported {count} reflections"
+    out_of(["memory", "export", str(store), "--output", str(second)], capsys)
+    assert second.read_bytes() == first.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["forget"], "needs reflection ids, or --task, --run or --before"),
+        (["forget", "--before", "yesterday"], "--before wants a date like 2026-11-23"),
+        (["edit", "nope", "--text", "x"], "no reflection with id 'nope'"),
+        (["revert", "nope"], "has no change to revert"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    run_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    err = out_of(["memory", argv[0], str(run_dir), *argv[1:]], capsys, code=2)
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_import_file_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "r1"}) + "\n")
+    store = tmp_path / "store"
+    err = out_of(["memory", "import", str(store), str(bad)], capsys, code=2)
+    assert f"{bad}:1: not a reflection" in err and not store.exists()
