@@ -103,3 +103,22 @@ def test_a_bad_import_file_writes_nothing(tmp_path: Path, capsys: pytest.Capture
     store = tmp_path / "store"
     err = out_of(["memory", "import", str(store), str(bad)], capsys, code=2)
     assert f"{bad}:1: not a reflection" in err and not store.exists()
+
+
+def test_why_shows_the_query_the_recalled_the_cut_off_and_what_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "g"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "4"]
+    argv += ["--k", "1", "--scope", "global", "--order", "stream", "--out", str(out), *FAST]
+    assert main(argv) == 0
+    text = out_of(["memory", "why", str(out), "q2", "1"], capsys)
+    assert text.startswith("reflexion seed 0, task q2, episode 1: k=1, scope global")
+    assert "query: Find x in R^3 that maximises" in text  # the task prompt it searched with
+    recalled = text.split("recalled:\n")[1].split("cut off")[0]
+    assert recalled.count("  1. ") == 1 and "from another task, this run" in recalled
+    cut = text.split("cut off:\n")[1].split("then:")[0]
+    assert "ranked 2 (k=1)" in cut  # an earlier task's other lesson, below k
+    assert "then: the attempt scored" in text
+    err = out_of(["memory", "why", str(out), "q9", "1"], capsys, code=2)
+    assert "no recall of task 'q9' at episode 1" in err

@@ -19,6 +19,7 @@ from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
 from memory.registry import BACKENDS
 from reflexion.cli.common import typed
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
+from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Recalled, Reflection, Step
@@ -47,6 +48,7 @@ def add_memory_parser(sub: Any) -> None:
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
     add_edit_verbs(verbs)
+    add_why_verb(verbs)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
@@ -80,6 +82,8 @@ def _verb(
             msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
         print(_describe(found, _recalls_of(args.path, found.id)))
+    elif args.verb == "why":
+        cmd_memory_why(args, [memory for _, memory in sources])
     elif args.verb == "search":
         for hit in _search(sources, args.text, args.k, settings.embedder):
             print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")

@@ -23,6 +23,7 @@ from reflexion.core.protocols import Actor, Env, Memory, SelfTestingEnv, SelfTes
 from reflexion.core.records import (
     Attempt,
     Call,
+    Message,
     Point,
     Recalled,
     RecallScope,
@@ -192,9 +193,13 @@ class RecordedTrial:
             return []
         who = (self.env.name, self.task.id, self.run_id, self.strategy, self.seed, episode)
         scope = RecallScope(*who, self.scope, stream=self.stream)
+        at = time.time()
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, self.k)
-        data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits]}
-        self._log(episode, "recall", output="\n".join(h.reflection.text for h in hits), data=data)
+        data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits], "at": at}
+        data |= {"k": self.k, "scope": self.scope, "stream": self.stream, "env": self.env.name}
+        text = "\n".join(h.reflection.text for h in hits)
+        query = (Message("human", self.task.prompt),)  # what the store was asked
+        self._log(episode, "recall", prompt=query, output=text, data=data)
         return hits
 
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None:

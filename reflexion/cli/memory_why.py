@@ -1,0 +1,134 @@
+"""`reflexion memory why RUN TASK EPISODE`: why an episode recalled what it did. The query, every
+recalled lesson with its similarity, score and rank, the lessons the scope or k cut off (and
+which of the two), and what happened to the attempt that followed.
+
+    reflexion memory why runs/x q4 2 --strategy reflexion
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memory.ranking import parse_ranking
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Memory
+from reflexion.core.records import Recalled, RecallScope, Reflection, Step
+from reflexion.loop.runfolder import RunFolder
+
+
+def add_why_verb(verbs: Any) -> None:
+    p = verbs.add_parser("why", help="why an episode recalled what it did, and what it cut off")
+    p.add_argument("path", type=Path, help="a run folder")
+    p.add_argument("task", help="task id")
+    p.add_argument("episode", type=int, help="episode number")
+    p.add_argument("--strategy", help="only this strategy's trials")
+    p.add_argument("--seed", type=int, help="only this seed")
+    p.add_argument("--chroma-url", help="the run's Chroma server, if it used one")
+
+
+def cmd_memory_why(args: argparse.Namespace, memories: list[Memory]) -> None:
+    folder = RunFolder(args.path)
+    steps = folder.steps()
+    config = folder.load_config() or {}
+    recalls = [
+        s
+        for s in steps
+        if s.kind == "recall" and s.task_id == args.task and s.episode == args.episode
+        and (args.strategy is None or s.strategy == args.strategy)
+        and (args.seed is None or s.seed == args.seed)
+    ]  # fmt: skip
+    if not recalls:
+        msg = f"no recall of task {args.task!r} at episode {args.episode} in {args.path}"
+        raise UsageError(msg)
+    for step in recalls:
+        print(_explain(step, steps, config, memories))
+
+
+def _explain(step: Step, steps: list[Step], config: dict[str, Any], memories: list[Memory]) -> str:
+    data = step.data
+    query = step.prompt[0].content if step.prompt else ""
+    k, rank = data.get("k", config.get("k", 3)), config.get("rank", "similarity")
+    lines = [
+        f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}: "
+        f"k={k}, scope {data.get('scope', '?')}, ranking {rank}",
+        f"query: {_short(query, 200)}",
+        "recalled:",
+    ]
+    hits = data.get("hits", [])
+    for i, h in enumerate(hits, start=1):
+        lines.append(
+            f"  {i}. {h['id']}  similarity {_num(h.get('similarity'))}  score "
+            f"{_num(h.get('score'))}  from {h.get('source', '?')}"
+        )
+    if not hits:
+        lines.append("  (nothing)")
+    lines += _cut_off(step, config, memories, {h["id"] for h in hits})
+    lines.append(f"then: {_then(step, steps)}")
+    return "\n".join(lines) + "\n"
+
+
+def _cut_off(
+    step: Step, config: dict[str, Any], memories: list[Memory], recalled: set[str]
+) -> list[str]:
+    """The store's other lessons that existed at the recall, and what kept each out."""
+    data, query = step.data, step.prompt[0].content if step.prompt else ""
+    scope = RecallScope(
+        str(data.get("env", "")), step.task_id, step.run_id, step.strategy, step.seed,
+        step.episode, str(data.get("scope", "task")), stream=bool(data.get("stream", False)),
+    )  # fmt: skip
+    every: list[Recalled] = []
+    for memory in memories:
+        every += memory.search(query, k=max(len(memory.reflections()), 1))
+    at = float(data.get("at", float("inf")))
+    there = [h for h in every if h.reflection.created <= at and h.reflection.id not in recalled]
+    admitted = [h for h in every if h.reflection.created <= at and scope.admits(h.reflection)]
+    order = parse_ranking(str(config.get("rank", "similarity"))).rank(
+        admitted, step.task_id, len(admitted)
+    )
+    place = {h.reflection.id: i for i, h in enumerate(order, start=1)}
+    lines = ["cut off:" if there else "cut off: nothing (every lesson there was recalled)"]
+    for h in sorted(there, key=lambda h: place.get(h.reflection.id, 10**9)):
+        r = h.reflection
+        why = (
+            f"ranked {place[r.id]} (k={data.get('k', '?')})"
+            if r.id in place
+            else f"scope: {_not_admitted(scope, r)}"
+        )
+        lines.append(f"  {r.id}  similarity {_num(h.similarity)}  {r.task_id}  {why}")
+    return lines
+
+
+def _not_admitted(scope: RecallScope, r: Reflection) -> str:
+    if r.env != scope.env:
+        return "another env"
+    if scope.scope == "task" and r.task_id != scope.task_id:
+        return "another task (--scope task)"
+    if r.strategy != scope.strategy or r.seed != scope.seed:
+        return "this run, another strategy or seed"
+    return "this run, this episode or a later one"
+
+
+def _then(step: Step, steps: list[Step]) -> str:
+    trial = (step.strategy, step.task_id, step.seed)
+    same = [s for s in steps if s.kind == "score" and (s.strategy, s.task_id, s.seed) == trial]
+    now = next((s for s in same if s.episode == step.episode), None)
+    before = [s for s in same if s.episode < step.episode]
+    if now is None:
+        return "no attempt followed"
+    value = float(now.data.get("value", 0.0))
+    if not before:
+        return f"the attempt scored {value:.4g}"
+    last = float(before[-1].data.get("value", 0.0))
+    verdict = "rose" if value > last else "fell" if value < last else "stayed the same"
+    return f"the attempt scored {value:.4g}, after {last:.4g}: {verdict}"
+
+
+def _num(value: object) -> str:
+    return "n/a" if value is None else f"{float(value):.3f}"  # type: ignore[arg-type]
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
