@@ -122,3 +122,30 @@ def test_why_shows_the_query_the_recalled_the_cut_off_and_what_followed(
     assert "then: the attempt scored" in text
     err = out_of(["memory", "why", str(out), "q9", "1"], capsys, code=2)
     assert "no recall of task 'q9' at episode 1" in err
+
+
+def test_each_lesson_is_credited_with_what_followed_its_recalls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KeywordEnv, scripted
+
+    from memory.chroma.credit import Credit, credits
+    from memory.chroma.store import ChromaMemory
+    from reflexion.loop.runner import RunConfig, run
+
+    # episode 1 scores 0.5; with L1 recalled, episode 2 scores 0 (fell: L1 hurt); with L1 and
+    # L2 recalled, episode 3 scores 1 (rose: both helped)
+    model = scripted(["apple", "L1: say more words", "nothing", "L2: say both", "apple river"])
+    config = RunConfig(
+        env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
+        tasks=1, embedder="hash-64",
+    )  # fmt: skip
+    run(config, model=model, env=KeywordEnv())
+    with ChromaMemory.open(tmp_path / "r" / "memory") as m:
+        by_text = {r.text: credits(m)[r.id] for r in m.reflections()}
+    assert by_text == {
+        "L1: say more words": Credit(recalls=2, helped=1, hurt=1, same=0),
+        "L2: say both": Credit(recalls=1, helped=1, hurt=0, same=0),
+    }
+    listing = out_of(["memory", "list", str(tmp_path / "r")], capsys)
+    assert "[recalled 2: helped 1, hurt 1, same 0]" in listing

@@ -23,6 +23,7 @@ from memory.chroma.connect import (
     release,
     stored_model,
 )
+from memory.chroma.credit import add_credit
 from memory.chroma.lock import StoreLock
 from memory.chroma.rows import from_columns, to_metadata
 from memory.chroma.versions import Versions
@@ -175,11 +176,7 @@ class ChromaMemory:
         return self._query(text, k, None)
 
     def get(self, reflection_id: str) -> Reflection | None:
-        """The reflection with this id, or None.
-
-        >>> m.get("no-such-id") is None  # doctest: +SKIP
-        True
-        """
+        """The reflection with this id, or None."""
         with self._calling():
             res = self._collection.get(ids=[reflection_id], include=["documents", "metadatas"])
         found = from_columns(res)
@@ -197,11 +194,7 @@ class ChromaMemory:
         return sorted(found, key=lambda r: (r.created, r.id))
 
     def delete(self, ids: Sequence[str]) -> int:
-        """Remove these reflections; returns how many existed.
-
-        >>> m.delete(["r1", "not-there"])  # doctest: +SKIP
-        1
-        """
+        """Remove these reflections; returns how many existed."""
         unique = list(dict.fromkeys(ids))
         if not unique:
             return 0  # subtle: Chroma refuses an empty id list rather than deleting nothing
@@ -214,6 +207,16 @@ class ChromaMemory:
     # -- changes, with history (memory.chroma.changes) -------------------------------------
 
     @contextlib.contextmanager
+    def rows(self) -> Iterator[Any]:
+        """The Chroma collection itself, with the store's lock held (memory.chroma.credit)."""
+        with self._calling():
+            yield self._collection
+
+    def credit(self, ids: Sequence[str], outcome: str | None) -> None:
+        """Count a recall of each lesson, and what followed it (see memory.chroma.credit)."""
+        add_credit(self, ids, outcome)
+
+    @contextlib.contextmanager
     def changelog(self) -> Iterator[Versions]:
         """The store's change log, with the store's lock held."""
         with self._calling():
@@ -222,11 +225,7 @@ class ChromaMemory:
             yield self._history
 
     def info(self) -> dict[str, Any]:
-        """Where the store is and what it holds, for the inspection CLI.
-
-        >>> m.info()  # doctest: +SKIP
-        {'path': 'runs/memory', 'url': None, 'collection': 'reflections', ...}
-        """
+        """Where the store is and what it holds, for the inspection CLI."""
         with self._calling():
             count = self._collection.count()
         return {

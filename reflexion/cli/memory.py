@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
+from memory.chroma.credit import Credit, credits
 from memory.registry import BACKENDS
 from reflexion.cli.common import typed
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
@@ -72,16 +73,19 @@ def _verb(
     everything = [r for _, memory in sources for r in memory.reflections()]
     if args.verb == "list":
         for label, memory in sources:
-            rs = memory.reflections()
+            rs, credit = memory.reflections(), _credits(memory)
             print(f"{len(rs)} reflections in {label}")
             for r in rs:
-                print(_line(r))
+                print(_line(r, credit.get(r.id)))
     elif args.verb == "show":
         found = next((r for r in everything if r.id == args.id), None)
         if found is None:
             msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
+        credit = next((c for _, m in sources if (c := _credits(m).get(found.id))), None)
         print(_describe(found, _recalls_of(args.path, found.id)))
+        if credit is not None:
+            print(f"credit: {credit}")
     elif args.verb == "why":
         cmd_memory_why(args, [memory for _, memory in sources])
     elif args.verb == "search":
@@ -180,13 +184,21 @@ def _search(sources: list[tuple[str, Memory]], text: str, k: int, embedder: str)
     return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
 
 
-def _line(r: Reflection) -> str:
+def _line(r: Reflection, credit: Credit | None = None) -> str:
     text = " ".join(r.text.split())
     text = text if len(text) <= 90 else text[:87] + "..."
+    credited = "" if credit is None else f"  [{credit}]"
     return (
         f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
-        f"score {r.score:.4g}  | {text}"
+        f"score {r.score:.4g}{credited}  | {text}"
     )
+
+
+def _credits(memory: Memory) -> dict[str, Credit]:
+    """Each lesson's credit, where the store keeps it (a Chroma store does)."""
+    from memory.chroma.store import ChromaMemory
+
+    return credits(memory) if isinstance(memory, ChromaMemory) else {}
 
 
 def _recalls_of(

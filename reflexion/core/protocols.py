@@ -158,6 +158,15 @@ class Memory(Protocol):
 
 
 @runtime_checkable
+class Crediting(Protocol):
+    """A memory that keeps credit per lesson: each recall, and whether the attempt made with it
+    scored higher ("helped"), lower ("hurt") or the same ("same") as the trial's attempt before
+    (None: there was none)."""
+
+    def credit(self, ids: Sequence[str], outcome: str | None) -> None: ...
+
+
+@runtime_checkable
 class Closable(Protocol):
     """A memory (or anything else) holding a file or a connection until `close()`."""
 

@@ -18,8 +18,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from envs.code_tasks.selftests import parse_self_tests
-from reflexion.core.protocols import Actor, Env, Memory, SelfTestingEnv, SelfTestWriter
+from reflexion.core.protocols import (
+    Actor,
+    Crediting,
+    Env,
+    Memory,
+)
 from reflexion.core.records import (
     Attempt,
     Call,
@@ -34,6 +38,7 @@ from reflexion.core.records import (
     TaskResult,
 )
 from reflexion.loop.provenance import provenance
+from reflexion.loop.selftests import visible_score, write_self_tests
 from reflexion.loop.shown import TokenBudgetSpent, shown_score
 
 StepSink = Callable[[Step], None]
@@ -73,6 +78,7 @@ class RecordedTrial:
     _reused: int = 0
     _tokens: tuple[int, int] = (0, 0)
     _errors: list[str] = field(default_factory=list)
+    _recalled: dict[int, list[str]] = field(default_factory=dict)  # episode -> lesson ids
     _n: int = 0
     _start: float = field(default_factory=time.perf_counter)
 
@@ -114,8 +120,9 @@ class RecordedTrial:
     async def attempt(self, call: Call, episode: int) -> Attempt:
         """Score a candidate (visible), evaluate it (held-out), keep the best."""
         candidate = call.output
-        score, signal = await self._visible(candidate, episode)
-        held_out = await self._check("evaluate", self.env.evaluate, candidate, episode)
+        score, signal = await visible_score(self, candidate, episode)
+        held_out = await self.check("evaluate", self.env.evaluate, candidate, episode)
+        await self._credit(episode, score)
         shown = shown_score(score, self.feedback)
         attempt = Attempt(episode, candidate, shown, call.prompt)
         self.attempts.append(attempt)
@@ -143,41 +150,14 @@ class RecordedTrial:
         return attempt
 
     async def write_self_tests(self) -> None:
-        """Before the first attempt (--signal self-tests or both): the model writes up to
-        `self_test_count` unit tests from the task's visible prompt; the ones that parse and
-        call the function score every candidate. A greedy call with the same prompt is answered
-        once per run, so every strategy and seed gets the same tests, each charged their cost."""
-        if self.signal == "visible" or not isinstance(self.env, SelfTestingEnv):
-            return
-        subject = self.env.test_subject(self.task)
-        if subject is None or not isinstance(self.actor, SelfTestWriter):
-            why = "this task has no code to test" if subject is None else "the actor writes none"
-            self._log(0, "self-tests", output="", data={"tests": [], "dropped": [], "note": why})
-            return
-        call = await self.ask(
-            self.actor.write_tests(self.task, subject, self.self_test_count), episode=0
-        )
-        entry = str(self.task.spec.get("entry_point", ""))
-        found = parse_self_tests(call.output, entry, self.self_test_count)
-        self.self_tests = tuple(found.tests)
-        data = {"tests": found.tests, "dropped": found.dropped}
-        self._log(0, "self-tests", output="\n".join(found.tests), data=data)
+        """Before the first attempt (--signal self-tests or both; reflexion.loop.selftests)."""
+        self.self_tests = await write_self_tests(self)
 
-    async def _visible(self, candidate: str, episode: int) -> tuple[Score, str]:
-        """The visible score and the signal that gave it: the self-tests when there are any
-        (with the env's visible tests too, for "both"), else the env's visible tests."""
-        env = self.env
-        if self.self_tests and isinstance(env, SelfTestingEnv):
-            tests, both = self.self_tests, self.signal == "both"
+    def note(self, episode: int, kind: str, output: str, data: dict[str, Any]) -> None:
+        """A trace step that is not a model call (e.g. the self-tests kept)."""
+        self._log(episode, kind, output=output, data=data)
 
-            def check(task: Task, text: str) -> Score:
-                return env.score_with_tests(task, text, tests, visible=both)
-
-            return await self._check("score", check, candidate, episode), self.signal
-        score = await self._check("score", env.score, candidate, episode)
-        return score, "visible" if self.signal == "visible" else "visible (no usable self-tests)"
-
-    async def _check(
+    async def check(
         self, kind: str, check: Callable[[Task, str], Score], candidate: str, episode: int
     ) -> Score:
         """Run an env check off the event loop; an env that raises fails the attempt only."""
@@ -188,6 +168,20 @@ class RecordedTrial:
             # subtle: the text stays generic, since a held-out check's message may hold its secrets.
             return Score(FAILED_CHECK, False, f"the {kind} check failed on this answer")
 
+    async def _credit(self, episode: int, score: Score) -> None:
+        """Credit the lessons recalled for this episode with what their attempt did against
+        the trial's attempt before (see Crediting)."""
+        ids = self._recalled.pop(episode, [])
+        if not ids or not isinstance(self.memory, Crediting):
+            return
+        before = self.attempts[-1].score.value if self.attempts else None
+        outcome = None
+        if before is not None:
+            outcome = (
+                "helped" if score.value > before else "hurt" if score.value < before else "same"
+            )
+        await asyncio.to_thread(self.memory.credit, ids, outcome)
+
     async def recall(self, episode: int) -> list[Recalled]:
         if self.memory is None:
             return []
@@ -197,6 +191,7 @@ class RecordedTrial:
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, self.k)
         data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits], "at": at}
         data |= {"k": self.k, "scope": self.scope, "stream": self.stream, "env": self.env.name}
+        self._recalled[episode] = [h.reflection.id for h in hits]
         text = "\n".join(h.reflection.text for h in hits)
         query = (Message("human", self.task.prompt),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
