@@ -82,7 +82,8 @@ def _verb(
         if found is None:
             msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
-        credit = next((c for _, m in sources if (c := _credits(m).get(found.id))), None)
+        found_credit = [_credits(m).get(found.id) for _, m in sources]
+        credit = next((c for c in found_credit if c is not None), None)
         print(_describe(found, _recalls_of(args.path, found.id)))
         if credit is not None:
             print(f"credit: {credit}")
