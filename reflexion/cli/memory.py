@@ -83,10 +83,10 @@ def _verb(
             msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
         found_credit = [_credits(m).get(found.id) for _, m in sources]
-        credit = next((c for c in found_credit if c is not None), None)
+        held = next((c for c in found_credit if c is not None), None)
         print(_describe(found, _recalls_of(args.path, found.id)))
-        if credit is not None:
-            print(f"credit: {credit}")
+        if held is not None:
+            print(f"credit: {held}")
     elif args.verb == "why":
         cmd_memory_why(args, [memory for _, memory in sources])
     elif args.verb == "search":
