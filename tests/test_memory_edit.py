@@ -149,3 +149,31 @@ def test_each_lesson_is_credited_with_what_followed_its_recalls(
     }
     listing = out_of(["memory", "list", str(tmp_path / "r")], capsys)
     assert "[recalled 2: helped 1, hurt 1, same 0]" in listing
+
+
+def test_a_vague_reflection_is_stored_with_a_flag_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KeywordEnv, scripted
+
+    from reflexion.loop.runfolder import RunFolder
+    from reflexion.loop.runner import RunConfig, run
+
+    vague_text = "I will try harder and be more careful next time."
+    specific = "I left out river; the sentence needs both apple and river."
+    model = scripted(["apple", vague_text, "apple", specific, "apple river zebra"])
+    config = RunConfig(
+        env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
+        tasks=1, embedder="hash-64",
+    )  # fmt: skip
+    run(config, model=model, env=KeywordEnv())
+    remembered = {
+        s.output: s.data for s in RunFolder(tmp_path / "r").steps() if s.kind == "remember"
+    }
+    assert (
+        remembered[vague_text]["flag"] == "names nothing from the task or from what the check found"
+    )
+    assert "flag" not in remembered[specific]
+    listing = out_of(["memory", "list", str(tmp_path / "r")], capsys)
+    flagged = [line for line in listing.splitlines() if "[vague: " in line]
+    assert len(flagged) == 1 and "I will try harder" in flagged[0]

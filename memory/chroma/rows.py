@@ -43,6 +43,8 @@ def to_metadata(r: Reflection) -> Metadata:
         "seed": int(r.seed),
         "episode": int(r.episode),
     }
+    if r.flag:
+        meta["flag"] = r.flag
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
         # subtle: Chroma 1.5.9 returns about a third of floats one ulp off and silently drops
         # inf/nan. The number stays for filtering; the exact value, read back, is its repr.
@@ -72,6 +74,7 @@ def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
             episode=int(meta["episode"]),
             score=_number(meta, "score"),
             created=_number(meta, "created"),
+            flag=str(meta.get("flag", "")),
         )
         for rid, doc, meta in zip(res["ids"], documents, metadatas, strict=True)
     ]

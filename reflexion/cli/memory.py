@@ -189,6 +189,7 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     text = " ".join(r.text.split())
     text = text if len(text) <= 90 else text[:87] + "..."
     credited = "" if credit is None else f"  [{credit}]"
+    credited += f"  [vague: {r.flag}]" if r.flag else ""
     return (
         f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
         f"score {r.score:.4g}{credited}  | {text}"

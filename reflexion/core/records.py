@@ -138,6 +138,7 @@ class Reflection(Record):
     episode: int
     score: float  # visible score of the attempt this reflection is about
     created: float  # unix time
+    flag: str = ""  # why it looks vague (memory.hygiene); empty: it names something specific
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.hygiene import vague
 from reflexion.core.protocols import (
     Actor,
     Crediting,
@@ -225,10 +226,12 @@ class RecordedTrial:
             episode=attempt.episode,
             score=attempt.score.value,
             created=time.time(),
+            flag=vague(call.output, self.task.prompt, attempt.score.feedback),
         )
         # subtle: the trace line comes first. If we die between the two, the resumed run sees the
         # id in the set-aside trace and deletes it; the other order could leave a stray reflection.
-        self._log(attempt.episode, "remember", output=reflection.text, data={"id": reflection.id})
+        data = {"id": reflection.id} | ({"flag": reflection.flag} if reflection.flag else {})
+        self._log(attempt.episode, "remember", output=reflection.text, data=data)
         await asyncio.to_thread(self.memory.add, [reflection])
         return reflection
 
