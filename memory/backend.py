@@ -52,4 +52,5 @@ class Backend:
     open: Callable[[StoreSettings], Memory]
     find: Callable[[StoreSettings], Memory | None] = _nothing
     files: tuple[str, ...] = ()
+    shared: bool = False  # its store can be one shared across runs (--memory, --chroma-url)
     where: Callable[[StoreSettings], str] | None = None  # where `find` looks, for a message

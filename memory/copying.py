@@ -28,10 +28,15 @@ def open_copy(backend: Backend, settings: StoreSettings) -> Memory:
         msg = f"--memory-mode copy: nothing to copy ({where})"
         raise UsageError(msg)
     try:
+        lessons = source.reflections()
+        if not lessons:
+            place = settings.memory or settings.chroma_url
+            msg = f"--memory-mode copy: nothing to copy (no reflections in the store at {place})"
+            raise UsageError(msg)
         own = backend.open(dataclasses.replace(settings, memory=None, chroma_url=None))
         try:
             held = {r.id for r in own.reflections()}
-            own.add([r for r in source.reflections() if r.id not in held])
+            own.add([r for r in lessons if r.id not in held])
         except BaseException:
             close_all([own])
             raise

@@ -22,6 +22,7 @@ similar lessons the scope admits (at least k); the best k by score are returned,
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,5 +73,8 @@ def parse_ranking(text: str) -> Ranking:
         except ValueError:
             msg = f"expected a number in {item!r}"
             raise ValueError(msg) from None
+        if not math.isfinite(weights[name.strip()]):
+            msg = f"expected a finite number in {item!r}"
+            raise ValueError(msg)
     default = Ranking()
     return Ranking(weights.get("task", default.task), weights.get("recency", default.recency))

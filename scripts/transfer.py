@@ -84,7 +84,8 @@ def main() -> None:
     print(f"\ntransfer on {args.env}: learn on {len(learn.tasks())} tasks, test on "
           f"{len(test.tasks())} ({time.perf_counter() - start:.0f} s this call)\n")  # fmt: skip
     print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
-    print_positions([t.id for t in test.tasks()], {"empty memory": empty, "learned": learned})
+    arms = {"empty memory": empty, "learned memory": learned}
+    print_positions([t.id for t in test.tasks()], arms)
 
 
 def print_positions(order: list[str], arms: dict[str, list[TaskResult]]) -> None:

@@ -326,3 +326,41 @@ def test_memory_of_a_run_without_memory_says_so(tmp_path: Path, capsys) -> None:
         "a run of reflexion, reflexion-window makes one"
     )
     assert len(err.splitlines()) == 1 and "chroma.sqlite3" not in err
+
+
+def test_an_old_run_folder_ranked_by_similarity_and_resumes_only_so(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "old"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "1", *FAST]
+    assert main([*argv, "--out", str(out)]) == 0
+    saved = json.loads((out / "config.json").read_text())
+    del saved["rank"]  # as a folder written before --rank existed
+    (out / "config.json").write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 2  # the default ranking would change it
+    assert "was run with rank='similarity'" in capsys.readouterr().err
+    assert main([*argv, "--rank", "similarity", "--out", str(out)]) == 0
+    new = tmp_path / "new"
+    assert main([*argv, "--out", str(new)]) == 0
+    # the same weights written another way are the same setting
+    assert main([*argv, "--rank", "recency=0.2,task=0.25", "--out", str(new)]) == 0
+    assert main([*argv, "--rank", "task=nan", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_memory_mode_copy_leaves_the_window_memory_alone_and_refuses_an_empty_store(
+    tmp_path: Path, capsys
+) -> None:
+    from memory import HashEmbedder
+    from memory.chroma.store import ChromaMemory
+
+    store = tmp_path / "store"
+    learn = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "1", *FAST]
+    assert main([*learn, "--memory", str(store), "--out", str(tmp_path / "a")]) == 0
+    both = ["compare", "--env", "quadratic", "--strategies", "reflexion,reflexion-window"]
+    both += ["--tasks", "2", "--memory", str(store), "--memory-mode", "copy", *FAST]
+    assert main([*both, "--out", str(tmp_path / "b")]) == 0
+    assert (tmp_path / "b" / "window.jsonl").exists() and (tmp_path / "b" / "memory").exists()
+    ChromaMemory(tmp_path / "empty", embedder=HashEmbedder()).close()
+    capsys.readouterr()
+    empty = [*learn, "--memory", str(tmp_path / "empty"), "--memory-mode", "copy"]
+    assert main([*empty, "--out", str(tmp_path / "c")]) == 2
+    assert "nothing to copy (no reflections in the store at" in capsys.readouterr().err

@@ -154,3 +154,25 @@ def test_out_of_range_settings_are_refused_before_anything_is_written(
     with pytest.raises(UsageError, match=message):
         run(config(tmp_path / "r", **{field: value, "tasks": None} | {field: value}))
     assert not (tmp_path / "r").exists()
+
+
+def test_a_bug_in_one_trial_of_a_stream_stops_its_siblings(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    from reflexion.strategies import Strategy
+
+    async def boom(trial) -> None:  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug in a strategy")
+
+    async def slow(trial) -> None:  # type: ignore[no-untyped-def]
+        await asyncio.sleep(30)
+
+    config = RunConfig(
+        env="quadratic", strategies=("boom", "slow"), out=str(tmp_path / "s"), tasks=1,
+        order="stream",
+    )  # fmt: skip
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="a bug in a strategy"):
+        run(config, strategies=[Strategy("boom", boom), Strategy("slow", slow)])
+    assert time.monotonic() - start < 10  # the slow sibling was cancelled, not awaited

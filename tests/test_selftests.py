@@ -191,3 +191,8 @@ def test_jsonl_self_test_prompts_hold_no_hidden_test_and_questions_fall_back(
     assert notes and all(n == "this task has no code to test" for n in notes.values())
     scored = [s for s in steps if s.kind == "score" and s.task_id in questions]
     assert scored and all(s.data["signal"] == "visible (no usable self-tests)" for s in scored)
+
+
+def test_an_answer_too_deeply_nested_to_parse_is_dropped_not_a_crash() -> None:
+    found = parse_self_tests("assert f(" + "-" * 5000 + "1) == 2", "f")
+    assert found.tests == [] and found.dropped

@@ -135,3 +135,15 @@ def test_the_small_model_plays_a_game(env: TextWorldEnv, tmp_path: Path) -> None
         assert actions[0] in game.reset().actions  # every action is one the game admits
     finally:
         game.close()
+
+
+def test_knobs_textworld_cannot_build_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFLEXION_CACHE", str(tmp_path / "cache"))
+    argv = ["run", "--env", "textworld:1,rooms=1,objects=1,length=100", "--strategy", "single"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot make a textworld game with rooms=1, objects=1, length=100" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not list((tmp_path / "cache" / "textworld").glob("*"))  # nothing half-made kept

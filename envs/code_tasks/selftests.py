@@ -28,7 +28,12 @@ def parse_self_tests(answer: str, entry_point: str, limit: int = 5) -> SelfTests
     """Up to `limit` distinct asserts that call `entry_point`, from the answer's fenced code
     (or the whole answer, when it has no fence)."""
     found = SelfTests()
-    for statement in _statements(_code(answer), found):
+    try:
+        statements = _statements(_code(answer), found)
+    except (RecursionError, MemoryError):
+        found.dropped.append("the answer is too deeply nested to parse")
+        return found
+    for statement in statements:
         why = _unusable(statement, entry_point)
         if why:
             found.dropped.append(f"{why}: {_short(statement)}")
@@ -51,13 +56,13 @@ def _statements(code: str, found: SelfTests) -> list[str]:
     assert is tried on its own, and the ones that still do not parse are dropped."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: a null byte
         out = []
         for line in code.splitlines():
             if re.match(r"\s*assert\b", line):
                 try:
                     ast.parse(line.strip())
-                except SyntaxError:
+                except (SyntaxError, ValueError):
                     found.dropped.append(f"does not parse: {_short(line.strip())}")
                     continue
                 out.append(line.strip())

@@ -61,7 +61,15 @@ def game_file(seed: int, difficulty: Difficulty) -> Path:
         options.quest_length = difficulty.length
         options.path = str(work / target.name)
         options.force_recompile = True
-        textworld.make(options)  # type: ignore[attr-defined]
+        try:
+            textworld.make(options)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - textworld cannot make these knobs: one line
+            msg = (
+                f"cannot make a textworld game with rooms={difficulty.rooms}, objects="
+                f"{difficulty.objects}, length={difficulty.length} (seed {seed}): "
+                f"{type(exc).__name__}; try a shorter quest or more rooms and objects"
+            )
+            raise UsageError(msg) from None
         # the game's metadata first, the game last: a game file present means a finished pair
         os.replace(work / target.with_suffix(".json").name, target.with_suffix(".json"))
         os.replace(work / target.name, target)

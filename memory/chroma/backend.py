@@ -46,8 +46,9 @@ def where(settings: StoreSettings) -> str:
 
 CHROMA = Backend(
     "chroma",
-    "a Chroma vector store, ranked by similarity (the default)",
+    "a Chroma vector store, ranked by similarity, the task's own lessons and recency (--rank)",
     open=open_store,
     find=find_store,
     where=where,
+    shared=True,
 )

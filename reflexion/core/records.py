@@ -228,6 +228,8 @@ class Point(Record):
     calls: int  # cumulative LLM calls so far
     solved: bool | None = None  # visible verdict on this attempt (None: a record from before)
     signal: str = ""  # what gave the visible score: visible, self-tests, both, or the fallback
+    # tokens when this attempt was made (`tokens` of the last point also counts later calls)
+    attempt_tokens: int | None = None
 
 
 @dataclass(frozen=True)

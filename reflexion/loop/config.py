@@ -43,10 +43,13 @@ def setting(
     label: str | None = None,
     cli: bool = True,
     factory: Callable[[], Any] | None = None,
+    before: Any = dataclasses.MISSING,
 ) -> Any:
-    """A RunConfig field with what the CLI, the report and the resume check need to know."""
+    """A RunConfig field with what the CLI, the report and the resume check need to know.
+    `before`: what a config.json written before the field existed meant, when that is not the
+    default (the default changed when the field came)."""
     metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
-    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli}
+    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -185,6 +188,7 @@ class RunConfig(Record):
         "'similarity' for similarity alone",
         result=True,
         label="recall ranking",
+        before="similarity",  # what recall did before the field existed
     )
     embedder: str = setting(
         DEFAULT_EMBEDDER,
@@ -253,7 +257,7 @@ class RunConfig(Record):
                 raise UsageError(msg)
         check_speculative(self.speculative)
         try:
-            parse_ranking(self.rank)
+            parse_ranking(str(self.rank))
         except ValueError as exc:
             msg = f"--rank {self.rank!r}: {exc}"
             raise UsageError(msg) from None
@@ -292,6 +296,8 @@ RESULT_FIELDS = tuple(name for name, f in FIELDS.items() if f.metadata["result"]
 def default_of(name: str) -> Any:
     """The default of a field: what a config.json written before the field existed meant."""
     f = FIELDS[name]
+    if f.metadata["before"] is not dataclasses.MISSING:
+        return f.metadata["before"]
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return f.default

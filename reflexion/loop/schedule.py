@@ -66,7 +66,14 @@ async def _in_task_order(
     """--order stream: the jobs of one task at a time, in the env's task order; within a task,
     its strategies and seeds run concurrently."""
     for task_id in order:
-        await asyncio.gather(*(one(*job) for job in jobs if job[1] == task_id))
+        group = [asyncio.ensure_future(one(*job)) for job in jobs if job[1] == task_id]
+        try:
+            await asyncio.gather(*group)
+        except BaseException:  # a bug in one trial, or we were cancelled: stop its siblings
+            for trial in group:
+                trial.cancel()
+            await asyncio.gather(*group, return_exceptions=True)
+            raise
 
 
 async def run_jobs(

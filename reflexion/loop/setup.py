@@ -168,7 +168,9 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
         return config, config.to_dict() | {"created": time.time()}
     for name in RESULT_FIELDS:
         mine, theirs = getattr(config, name), old.get(name, default_of(name))
-        if mine != theirs:
+        # the same weights, however written, are the same ranking
+        same = _ranking_or_text(mine) == _ranking_or_text(theirs) if name == "rank" else None
+        if not same and mine != theirs:
             msg = (
                 f"{folder.path} was run with {name}={theirs!r}, not {mine!r}; "
                 "use another --out folder or the same settings to resume"
@@ -176,6 +178,13 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
             raise UsageError(msg)
     strategies = list(dict.fromkeys([*old["strategies"], *config.strategies]))
     return dataclasses.replace(config, run_id=old["run_id"]), old | {"strategies": strategies}
+
+
+def _ranking_or_text(value: Any) -> Any:
+    try:
+        return parse_ranking(str(value))
+    except ValueError:
+        return value  # a folder's unreadable value: compared as written, so refused
 
 
 def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
@@ -246,7 +255,7 @@ def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | No
         for strategy, name in backends.items():
             if name not in opened:
                 backend = get_backend(name)
-                copy = c.memory_mode == "copy"
+                copy = c.memory_mode == "copy" and backend.shared
                 opened[name] = open_copy(backend, settings) if copy else backend.open(settings)
                 plan.owned.append(opened[name])
             plan.memories[strategy] = opened[name]

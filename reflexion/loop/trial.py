@@ -146,6 +146,7 @@ class RecordedTrial:
                 self._calls,
                 score.solved,
                 signal,
+                sum(self._tokens),
             )
         )
         return attempt

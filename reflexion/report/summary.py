@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reflexion.core.records import Record, TaskResult
+from reflexion.core.records import Point, Record, TaskResult
 from reflexion.report.stats import (
     RESAMPLES,
     Curve,
@@ -91,9 +91,11 @@ def summarize(
 def _at_tokens(summary: Summary, rs: list[TaskResult], limit: int, resamples: int) -> Summary:
     """The summary with final success counted at `limit` tokens per trial: an attempt that
     ended past it does not count, even if the last call that crossed it was let finish."""
-    rate = success_rate(
-        rs, lambda r: passed_at(r.curve, lambda p: p.tokens, limit, r.final_passed), resamples
-    )
+
+    def made_at(p: Point) -> float:  # the attempt's own cost, not later calls charged to it
+        return p.attempt_tokens if p.attempt_tokens is not None else p.tokens
+
+    rate = success_rate(rs, lambda r: passed_at(r.curve, made_at, limit, r.final_passed), resamples)
     return dataclasses.replace(
         summary,
         token_limit=limit,

@@ -3,7 +3,8 @@ from lessons recalled from an episodic memory; after a failed episode the model 
 reflection that goes into the memory.
 
 The two differ only in the memory the runner hands in: `reflexion` gets the run's memory backend
-(`--memory-backend`: a Chroma vector store ranked by similarity by default), `reflexion-window`
+(`--memory-backend`: by default a Chroma vector store, ranked by similarity plus a bonus for the
+task's own and recent lessons, `--rank`), `reflexion-window`
 always the last k reflections in a plain list, as in the original code. No reflection is written
 after the last episode: nothing would read it.
 """
