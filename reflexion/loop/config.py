@@ -296,8 +296,8 @@ RESULT_FIELDS = tuple(name for name, f in FIELDS.items() if f.metadata["result"]
 def default_of(name: str) -> Any:
     """The default of a field: what a config.json written before the field existed meant."""
     f = FIELDS[name]
-    if f.metadata["before"] is not dataclasses.MISSING:
-        return f.metadata["before"]
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return f.default
+    before = f.metadata["before"]
+    if before is not dataclasses.MISSING:
+        return before
+    factory = f.default_factory
+    return factory() if callable(factory) else f.default
