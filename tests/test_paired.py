@@ -113,7 +113,7 @@ def test_a_strategy_without_a_model_has_no_token_ratio() -> None:
         ((-0.05, -0.15, 0.05), "higher", "did not hold"),
         ((-0.10, -0.20, -0.02), "lower", "held"),
         ((0.00, -0.10, 0.10), "lower", "did not hold"),
-        ((0.05, -0.05, 0.15), "same", "held"),
+        ((0.05, -0.05, 0.15), "same", "held (no difference seen)"),
         ((0.10, 0.02, 0.20), "same", "did not hold"),
     ],
 )

@@ -238,8 +238,9 @@ def direction(p: Pair, expected: str) -> str:
     >>> direction(Pair("a", "b", 40, .1, .02, .2, 5, 1, 34, .2, 1.0, 1.0, 1.0, None), "higher")
     'held'
     """
-    if expected == "same":
-        return "held" if p.difference_low <= 0 <= p.difference_high else "did not hold"
+    if expected == "same":  # an interval holding 0 shows no difference, not that there is none
+        held = p.difference_low <= 0 <= p.difference_high
+        return "held (no difference seen)" if held else "did not hold"
     sign = 1 if expected == "higher" else -1
     if sign * p.difference_low > 0 and sign * p.difference_high > 0:
         return "held"
