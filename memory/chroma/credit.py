@@ -11,13 +11,11 @@ so it travels with the store; an edit starts it afresh.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reflexion.core.records import Record
-
-if TYPE_CHECKING:
-    from memory.chroma.store import ChromaMemory
 
 OUTCOMES = ("helped", "hurt", "same")
 
@@ -35,11 +33,17 @@ class Credit(Record):
         return f"recalled {self.recalls}: helped {self.helped}, hurt {self.hurt}, same {self.same}"
 
 
+class Rows(Protocol):
+    """A store whose collection can be read and written under its lock (ChromaMemory)."""
+
+    def rows(self) -> AbstractContextManager[Any]: ...
+
+
 def credit_of(meta: Mapping[str, Any]) -> Credit:
     return Credit(*(int(meta.get(k, 0) or 0) for k in ("recalls", *OUTCOMES)))
 
 
-def add_credit(memory: ChromaMemory, ids: Sequence[str], outcome: str | None) -> None:
+def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:
     """One more recall of each of `ids`, and one more `outcome` (None: no comparison)."""
     if outcome is not None and outcome not in OUTCOMES:
         msg = f"outcome must be one of {OUTCOMES} or None, got {outcome!r}"
@@ -60,7 +64,7 @@ def add_credit(memory: ChromaMemory, ids: Sequence[str], outcome: str | None) ->
             rows.update(ids=found["ids"], metadatas=metas)
 
 
-def credits(memory: ChromaMemory) -> dict[str, Credit]:
+def credits(memory: Rows) -> dict[str, Credit]:
     """Every lesson's credit, by id."""
     with memory.rows() as rows:
         found = rows.get(include=["metadatas"])

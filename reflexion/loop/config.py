@@ -102,10 +102,8 @@ class RunConfig(Record):
         result=True,
     )
     task_tokens: int | None = setting(
-        help="equal-token mode: a trial starts no model call once it has used N tokens (its "
-        "first answer is always asked), so every strategy stops at the same cost per task; "
-        "set --episodes high enough that the tokens bind. The report then also shows success "
-        "at N tokens",
+        help="equal-token mode: no model call starts once a trial used N tokens (its first "
+        "answer is always asked); set --episodes high enough that the tokens bind",
         parse=positive,
         result=True,
         limits=(1, 10_000_000),
@@ -153,9 +151,8 @@ class RunConfig(Record):
     )
     order: str = setting(
         "parallel",
-        help="parallel: trials of all tasks run concurrently; stream: one task at a time in the "
-        "env's order (strategies and seeds still concurrent), so with --scope global a task "
-        "recalls the lessons of the tasks before it",
+        help="parallel, or stream: one task at a time in the env's order, so with --scope "
+        "global a task recalls the lessons of the tasks before it",
         choices=("parallel", "stream"),
         result=True,
     )

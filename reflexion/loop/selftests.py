@@ -6,17 +6,34 @@ run, so every strategy and seed gets the same tests, each charged their cost.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from envs.code_tasks.selftests import parse_self_tests
-from reflexion.core.protocols import SelfTestingEnv, SelfTestWriter
-from reflexion.core.records import Score, Task
-
-if TYPE_CHECKING:
-    from reflexion.loop.trial import RecordedTrial
+from reflexion.core.protocols import Actor, Env, SelfTestingEnv, SelfTestWriter
+from reflexion.core.records import Call, Score, Task
 
 
-async def write_self_tests(trial: RecordedTrial) -> tuple[str, ...]:
+class SelfTestedTrial(Protocol):
+    """What of a trial (reflexion.loop.trial.RecordedTrial) the self-tests use."""
+
+    env: Env
+    task: Task
+    actor: Actor
+    signal: str
+    self_test_count: int
+    self_tests: tuple[str, ...]
+
+    async def ask(self, call: Awaitable[Call], episode: int) -> Call: ...
+
+    def note(self, episode: int, kind: str, output: str, data: dict[str, Any]) -> None: ...
+
+    async def check(
+        self, kind: str, check: Callable[[Task, str], Score], candidate: str, episode: int
+    ) -> Score: ...
+
+
+async def write_self_tests(trial: SelfTestedTrial) -> tuple[str, ...]:
     """The tests kept for this trial (none under --signal visible, or for a task without
     code); the trace gets a `self-tests` step with them and with each dropped one's reason."""
     env, task = trial.env, trial.task
@@ -36,7 +53,7 @@ async def write_self_tests(trial: RecordedTrial) -> tuple[str, ...]:
     return tuple(found.tests)
 
 
-async def visible_score(trial: RecordedTrial, candidate: str, episode: int) -> tuple[Score, str]:
+async def visible_score(trial: SelfTestedTrial, candidate: str, episode: int) -> tuple[Score, str]:
     """The visible score and the signal that gave it: the self-tests when the trial has any
     (with the env's visible tests too, for "both"), else the env's visible tests."""
     env = trial.env
