@@ -3,6 +3,7 @@ change kept in the store's history, dry runs that change nothing, and one-line e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -177,3 +178,36 @@ def test_a_vague_reflection_is_stored_with_a_flag_saying_why(
     listing = out_of(["memory", "list", str(tmp_path / "r")], capsys)
     flagged = [line for line in listing.splitlines() if "[vague: " in line]
     assert len(flagged) == 1 and "I will try harder" in flagged[0]
+
+
+def test_a_near_duplicate_lesson_is_merged_with_both_provenances(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KeywordEnv, scripted
+
+    from memory.chroma.store import ChromaMemory
+    from reflexion.loop.runfolder import RunFolder
+    from reflexion.loop.runner import RunConfig, run
+
+    lesson = "I left out river; the sentence needs both apple and river."
+    model = scripted(["apple", lesson, "apple", lesson, "apple river zebra"])
+    config = RunConfig(
+        env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
+        tasks=1, embedder="hash-64",
+    )  # fmt: skip
+    run(config, model=model, env=KeywordEnv())
+    steps = RunFolder(tmp_path / "r").steps()
+    first, second = [s.data for s in steps if s.kind == "remember"]
+    assert second["merged_into"] == first["id"] and second["similarity"] >= 0.95
+    with ChromaMemory.open(tmp_path / "r" / "memory") as m:
+        assert [r.id for r in m.reflections()] == [first["id"]]  # stored once
+    shown = out_of(["memory", "show", str(tmp_path / "r"), first["id"]], capsys)
+    assert f"merged in: {second['id']} (k0, reflexion seed 0 episode 2" in shown
+    history = out_of(["memory", "history", str(tmp_path / "r"), first["id"]], capsys)
+    assert f"merge (merged {second['id']})" in history
+    # --dedup 1 merges only identical text: a different lesson is stored
+    other = ["apple", lesson, "apple", "Use river too.", "apple river zebra"]
+    run(dataclasses.replace(config, out=str(tmp_path / "s"), dedup=1.0),
+        model=scripted(other), env=KeywordEnv())  # fmt: skip
+    with ChromaMemory.open(tmp_path / "s" / "memory") as m:
+        assert len(m.reflections()) == 2

@@ -25,6 +25,7 @@ from memory.chroma.connect import (
 )
 from memory.chroma.credit import add_credit
 from memory.chroma.lock import StoreLock
+from memory.chroma.merging import merge
 from memory.chroma.rows import from_columns, to_metadata
 from memory.chroma.versions import Versions
 from memory.embedders import embedder_for
@@ -40,16 +41,12 @@ COLLECTION = "reflections"
 
 
 class ChromaMemory:
-    """A `Memory` in a Chroma collection, ranked by cosine similarity (`1 - distance`).
+    """A `Memory` in a Chroma collection: cosine similarity (`1 - distance`), then the ranking
+    (memory.ranking). Safe to share between threads: every Chroma call holds a lock (embedding
+    does not).
 
-    Safe to share between threads: every Chroma call holds a lock (embedding does not).
-
-        >>> from memory import HashEmbedder
-        >>> e = HashEmbedder()
-        >>> m = ChromaMemory("runs/memory", embedder=e)  # doctest: +SKIP
+        >>> m = ChromaMemory("runs/memory", embedder=HashEmbedder())  # doctest: +SKIP
         >>> shared = ChromaMemory(url="http://10.0.0.5:8000", embedder=e)  # doctest: +SKIP
-        >>> m.info()["embedding_model"]  # doctest: +SKIP
-        'hash-64'
     """
 
     def __init__(
@@ -167,6 +164,14 @@ class ChromaMemory:
         hits = self._query(text, self.ranking.candidates(k), cast("Where", scope.where()))
         return self.ranking.rank(hits, scope.task_id, k)
 
+    def nearest(self, text: str, scope: RecallScope) -> Recalled | None:
+        """The lesson `scope` admits that is most similar to `text` (by similarity alone)."""
+        found = self._query(text, 1, cast("Where", scope.where()))
+        return found[0] if found else None
+
+    def merge(self, into: str, reflection: Reflection) -> None:
+        merge(self, into, reflection)  # see memory.chroma.changes
+
     def search(self, text: str, k: int) -> list[Recalled]:
         """Up to k reflections of any provenance, most similar first (for inspection).
 
@@ -183,11 +188,7 @@ class ChromaMemory:
         return found[0] if found else None
 
     def reflections(self) -> list[Reflection]:
-        """Every stored reflection, sorted by `created` then id (oldest first).
-
-        >>> len(m.reflections())  # doctest: +SKIP
-        12
-        """
+        """Every stored reflection, sorted by `created` then id (oldest first)."""
         with self._calling():
             res = self._collection.get(include=["documents", "metadatas"])
         found = from_columns(res)

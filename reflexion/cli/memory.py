@@ -17,6 +17,8 @@ from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
 from memory.chroma.credit import Credit, credits
+from memory.chroma.merging import merged_from
+from memory.chroma.store import ChromaMemory
 from memory.registry import BACKENDS
 from reflexion.cli.common import typed
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
@@ -87,6 +89,12 @@ def _verb(
         print(_describe(found, _recalls_of(args.path, found.id)))
         if held is not None:
             print(f"credit: {held}")
+        for _, m in sources:
+            for twin in merged_from(m, found.id) if isinstance(m, ChromaMemory) else []:
+                print(
+                    f"merged in: {twin['id']} ({twin['task_id']}, {twin['strategy']} seed "
+                    f"{twin['seed']} episode {twin['episode']}, run {twin['run_id']})"
+                )
     elif args.verb == "why":
         cmd_memory_why(args, [memory for _, memory in sources])
     elif args.verb == "search":
@@ -198,8 +206,6 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
 
 def _credits(memory: Memory) -> dict[str, Credit]:
     """Each lesson's credit, where the store keeps it (a Chroma store does)."""
-    from memory.chroma.store import ChromaMemory
-
     return credits(memory) if isinstance(memory, ChromaMemory) else {}
 
 

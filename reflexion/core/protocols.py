@@ -167,6 +167,17 @@ class Crediting(Protocol):
 
 
 @runtime_checkable
+class Merging(Protocol):
+    """A memory that merges near-duplicate lessons (--dedup): `nearest` is the most similar
+    lesson a scope admits, and `merge` adds a new lesson's provenance to an existing one
+    instead of storing it again."""
+
+    def nearest(self, text: str, scope: RecallScope) -> Recalled | None: ...
+
+    def merge(self, into: str, reflection: Reflection) -> None: ...
+
+
+@runtime_checkable
 class Closable(Protocol):
     """A memory (or anything else) holding a file or a connection until `close()`."""
 

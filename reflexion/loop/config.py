@@ -12,7 +12,6 @@ resume check compares the `result` ones.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
 from reflexion.loop.shown import FEEDBACK_MODES
-from reflexion.loop.values import path_text, positive, role_limits
+from reflexion.loop.values import check_faults_and_budget, path_text, positive, role_limits
 from reflexion.models.server import check_speculative
 
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
@@ -156,6 +155,16 @@ class RunConfig(Record):
         choices=("parallel", "stream"),
         result=True,
     )
+    dedup: float | None = setting(
+        0.95,
+        help="merge a new reflection into a stored one the trial could recall that is at least "
+        "this similar (cosine), keeping both provenances; 1 merges only identical text",
+        parse=float,
+        result=True,
+        limits=(0.0, 1.0),
+        label="merge lessons at similarity",
+        before=None,  # runs made before merging existed merged nothing
+    )
     memory_backend: str = setting(
         "chroma",
         help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
@@ -258,20 +267,9 @@ class RunConfig(Record):
         except ValueError as exc:
             msg = f"--rank {self.rank!r}: {exc}"
             raise UsageError(msg) from None
-        self._validate_faults_and_budget()
-
-    def _validate_faults_and_budget(self) -> None:
-        if not 0 <= self.retries <= 100:
-            msg = f"--retries must be between 0 and 100, got {self.retries}"
-            raise UsageError(msg)
-        seconds = {"call-timeout": self.call_timeout, "timeout": self.timeout_s}
-        for name, value in seconds.items():
-            if value is not None and not (0 < value <= 10**7 and math.isfinite(value)):
-                msg = f"--{name} must be a number of seconds above 0, got {value}"
-                raise UsageError(msg)
-        if self.max_tokens_total is not None and self.max_tokens_total < 1:
-            msg = f"--max-tokens-total must be at least 1, got {self.max_tokens_total}"
-            raise UsageError(msg)
+        check_faults_and_budget(
+            self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
+        )
 
 
 def flag_of(f: dataclasses.Field[Any]) -> str:

@@ -4,9 +4,12 @@ whoever reads the trace: the same task or another, this run or another, and how 
 
 from __future__ import annotations
 
+import hashlib
+import time
 from typing import Any
 
-from reflexion.core.records import Recalled
+from memory.hygiene import vague
+from reflexion.core.records import Attempt, Recalled, Reflection
 
 
 def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
@@ -29,3 +32,25 @@ def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
         "run_id": r.run_id,
         "source": f"{task}, {run}",
     }
+
+
+def new_reflection(
+    who: tuple[str, str, str, str, int], text: str, attempt: Attempt, task_prompt: str
+) -> Reflection:
+    """A reflection on `attempt` by (run, strategy, env, task, seed), with its provenance, a
+    stable id (the same trial and episode always give the same id) and its vagueness flag."""
+    run_id, strategy, env, task_id, seed = who
+    key = "/".join(map(str, (*who, attempt.episode)))
+    return Reflection(
+        id=hashlib.sha1(key.encode()).hexdigest()[:16],
+        text=text.strip(),
+        run_id=run_id,
+        strategy=strategy,
+        env=env,
+        task_id=task_id,
+        seed=seed,
+        episode=attempt.episode,
+        score=attempt.score.value,
+        created=time.time(),
+        flag=vague(text, task_prompt, attempt.score.feedback),
+    )

@@ -51,6 +51,7 @@ class Trials:
             self_test_count=c.self_tests,
             token_budget=c.task_tokens,
             stream=c.order == "stream",
+            dedup=c.dedup,
         )
         try:
             await trial.write_self_tests()

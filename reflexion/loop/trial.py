@@ -12,18 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import hashlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.hygiene import vague
 from reflexion.core.protocols import (
     Actor,
     Crediting,
     Env,
     Memory,
+    Merging,
 )
 from reflexion.core.records import (
     Attempt,
@@ -38,7 +37,7 @@ from reflexion.core.records import (
     Task,
     TaskResult,
 )
-from reflexion.loop.provenance import provenance
+from reflexion.loop.provenance import new_reflection, provenance
 from reflexion.loop.selftests import visible_score, write_self_tests
 from reflexion.loop.shown import TokenBudgetSpent, shown_score
 
@@ -69,6 +68,7 @@ class RecordedTrial:
     self_test_count: int = 5
     self_tests: tuple[str, ...] = ()  # the model's own tests of this task, once written
     token_budget: int | None = None  # --task-tokens: no model call starts past it (see ask)
+    dedup: float | None = None  # --dedup: merge a new lesson into one this similar
     stream: bool = False  # --order stream: earlier tasks are over (see RecallScope)
     attempts: list[Attempt] = field(default_factory=list)
     best: Attempt | None = None
@@ -203,38 +203,31 @@ class RecordedTrial:
         """Store a reflection with its provenance; a failed reflect call stores nothing."""
         if self.memory is None or call.error or not call.output.strip():
             return None
-        key = "/".join(
-            map(
-                str,
-                (
-                    self.run_id,
-                    self.strategy,
-                    self.env.name,
-                    self.task.id,
-                    self.seed,
-                    attempt.episode,
-                ),
-            )
-        )
-        reflection = Reflection(
-            id=hashlib.sha1(key.encode()).hexdigest()[:16],
-            text=call.output.strip(),
-            run_id=self.run_id,
-            strategy=self.strategy,
-            env=self.env.name,
-            task_id=self.task.id,
-            seed=self.seed,
-            episode=attempt.episode,
-            score=attempt.score.value,
-            created=time.time(),
-            flag=vague(call.output, self.task.prompt, attempt.score.feedback),
-        )
+        who = (self.run_id, self.strategy, self.env.name, self.task.id, self.seed)
+        reflection = new_reflection(who, call.output, attempt, self.task.prompt)
+        data: dict[str, Any] = {"id": reflection.id}
+        data |= {"flag": reflection.flag} if reflection.flag else {}
+        twin = await self._twin(reflection)
+        if twin is not None and isinstance(self.memory, Merging):  # a near-duplicate: merged
+            data |= {"merged_into": twin.reflection.id, "similarity": twin.similarity}
         # subtle: the trace line comes first. If we die between the two, the resumed run sees the
         # id in the set-aside trace and deletes it; the other order could leave a stray reflection.
-        data = {"id": reflection.id} | ({"flag": reflection.flag} if reflection.flag else {})
         self._log(attempt.episode, "remember", output=reflection.text, data=data)
+        if twin is not None and isinstance(self.memory, Merging):
+            await asyncio.to_thread(self.memory.merge, twin.reflection.id, reflection)
+            return twin.reflection
         await asyncio.to_thread(self.memory.add, [reflection])
         return reflection
+
+    async def _twin(self, reflection: Reflection) -> Recalled | None:
+        """The lesson this trial could recall next that is at least --dedup similar, if any."""
+        if self.dedup is None or not isinstance(self.memory, Merging):
+            return None
+        who = (self.env.name, self.task.id, self.run_id, self.strategy, self.seed)
+        scope = RecallScope(*who, reflection.episode + 1, self.scope, stream=self.stream)
+        near = await asyncio.to_thread(self.memory.nearest, reflection.text, scope)
+        similar = near is not None and (near.similarity or 0.0) >= self.dedup
+        return near if similar else None
 
     def result(self) -> TaskResult:
         if self.best is None:

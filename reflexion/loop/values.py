@@ -7,7 +7,10 @@ says what was expected (argparse shows it as a one-line error).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+from reflexion.core.errors import UsageError
 
 
 def positive(text: str) -> int:
@@ -47,3 +50,20 @@ def role_limits(text: str) -> dict[str, int]:
             msg = f"expected ROLE=N pairs, got {item!r}"
             raise ValueError(msg) from None
     return out
+
+
+def check_faults_and_budget(
+    retries: int, call_timeout: float, timeout_s: float | None, max_tokens_total: int | None
+) -> None:
+    """A one-line UsageError for retries, timeouts or a token budget out of range."""
+    if not 0 <= retries <= 100:
+        msg = f"--retries must be between 0 and 100, got {retries}"
+        raise UsageError(msg)
+    seconds = {"call-timeout": call_timeout, "timeout": timeout_s}
+    for name, value in seconds.items():
+        if value is not None and not (0 < value <= 10**7 and math.isfinite(value)):
+            msg = f"--{name} must be a number of seconds above 0, got {value}"
+            raise UsageError(msg)
+    if max_tokens_total is not None and max_tokens_total < 1:
+        msg = f"--max-tokens-total must be at least 1, got {max_tokens_total}"
+        raise UsageError(msg)
