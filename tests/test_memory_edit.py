@@ -193,7 +193,7 @@ def test_a_near_duplicate_lesson_is_merged_with_both_provenances(
     model = scripted(["apple", lesson, "apple", lesson, "apple river zebra"])
     config = RunConfig(
         env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
-        tasks=1, embedder="hash-64",
+        tasks=1, embedder="hash-64", dedup=0.95,
     )  # fmt: skip
     run(config, model=model, env=KeywordEnv())
     steps = RunFolder(tmp_path / "r").steps()

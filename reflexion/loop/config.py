@@ -156,14 +156,13 @@ class RunConfig(Record):
         result=True,
     )
     dedup: float | None = setting(
-        0.95,
         help="merge a new reflection into a stored one the trial could recall that is at least "
-        "this similar (cosine), keeping both provenances; 1 merges only identical text",
+        "this similar (cosine, e.g. 0.95), keeping both provenances; off by default, since "
+        "lessons that differ only in numbers score above 0.95",
         parse=float,
         result=True,
         limits=(0.0, 1.0),
         label="merge lessons at similarity",
-        before=None,  # runs made before merging existed merged nothing
     )
     memory_backend: str = setting(
         "chroma",
