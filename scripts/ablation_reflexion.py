@@ -15,7 +15,7 @@ One difference from the paper: in "reflection, no tests" the self-tests still de
 stop and which answer to return; only the reflection is written without their results.
 Resumable: run the same command again to finish.
 
-    .venv/bin/python scripts/ablation_reflexion.py                       # spread-30, ~50 min here
+    .venv/bin/python scripts/ablation_reflexion.py   # spread-30: about 100 min on a busy machine
     .venv/bin/python scripts/ablation_reflexion.py --env humaneval:spread-20 --out runs/abl
 """
 

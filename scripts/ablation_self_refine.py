@@ -7,7 +7,7 @@ Three runs of `self-refine`, 4 candidates each (iterations 0..3), on the same pr
 fixed "there may be an error in your answer; check it and try again"), and none (the score
 only). Resumable: run the same command again to finish.
 
-    .venv/bin/python scripts/ablation_self_refine.py                     # spread-30, ~45 min here
+    .venv/bin/python scripts/ablation_self_refine.py     # spread-30 (not yet timed here)
 """
 
 from __future__ import annotations
