@@ -14,6 +14,7 @@ from envs.code_tasks import scoring
 from envs.humaneval import env as humaneval
 from envs.humaneval.env import HumanEvalEnv, Problem
 from envs.humaneval.examples import parse_examples
+from envs.humaneval.subsets import SUBSETS
 from envs.registry import make_env
 from envs.sandbox.checks import Check, CheckResult, CheckRun, run_checks
 from envs.sandbox.process import SandboxResult
@@ -167,6 +168,21 @@ def test_spread_subset_is_evenly_spaced_and_bounded() -> None:
     assert ids == ["HumanEval/0", "HumanEval/41", "HumanEval/82", "HumanEval/123"]
     with pytest.raises(UsageError, match="spread-N"):
         HumanEvalEnv.from_spec("spread-0")
+
+
+def test_ids_name_problems_by_number_and_bad_ones_are_refused() -> None:
+    ids = [t.id for t in HumanEvalEnv.from_spec("ids=12,3,3").tasks()]
+    assert ids == ["HumanEval/3", "HumanEval/12"]
+    for bad in ("ids=", "ids=1,x", "ids=164", "ids=-1"):
+        with pytest.raises(UsageError, match="ids=I,J"):
+            HumanEvalEnv.from_spec(bad)
+
+
+def test_named_subsets_are_sorted_in_range_and_say_how_they_were_chosen() -> None:
+    for name, subset in SUBSETS.items():
+        assert subset.how and list(subset.ids) == sorted(set(subset.ids))
+        tasks = HumanEvalEnv.from_spec(name).tasks()
+        assert [t.id for t in tasks] == [f"HumanEval/{i}" for i in subset.ids]
 
 
 def _stopped_run(code: str, checks: Sequence[Check], **_: object) -> CheckRun:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from envs.code_tasks import CodeExtractionError, CodeProblem, assert_checks, no_code
 from envs.humaneval.examples import parse_examples
+from envs.humaneval.subsets import SUBSETS
 from envs.sandbox import Check, CheckRun, sandbox_layers
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Score, Task
@@ -76,21 +77,14 @@ class HumanEvalEnv:
 
     @classmethod
     def from_spec(cls, arg: str | None) -> HumanEvalEnv:
-        """`--env humaneval` (all 164 problems), `--env humaneval:N` (the first N), or
-        `--env humaneval:spread-N` (N problems evenly spaced over the file: the early problems
-        are the easy ones, so a spread is the fairer small subset)."""
+        """`--env humaneval` (all 164 problems), `humaneval:N` (the first N),
+        `humaneval:spread-N` (N problems evenly spaced over the file: the early problems are the
+        easy ones, so a spread is the fairer small subset), `humaneval:ids=I,J,...` (those
+        problems) or `humaneval:NAME` (a named subset, see envs/humaneval/subsets.py)."""
         if arg is None:
             return cls()
-        spread = arg.startswith("spread-")
-        count = arg.removeprefix("spread-")
-        if not count.isdigit() or not 1 <= int(count) <= COUNT:
-            msg = f"humaneval:N and humaneval:spread-N need N between 1 and {COUNT}, got {arg!r}"
-            raise UsageError(msg)
         problems = load_problems()
-        n = int(count)
-        if not spread:
-            return cls(problems[:n])
-        return cls([problems[i * COUNT // n] for i in range(n)])
+        return cls([problems[i] for i in _chosen(arg)])
 
     def sandbox(self) -> dict[str, object]:
         """How this machine holds the code it runs (recorded in the run's config.json)."""
@@ -208,3 +202,24 @@ def _task(problem: Problem) -> Task:
     # (reflexion.core.protocols.Prefilling) is handed it, and decodes only the rest.
     spec = {"entry_point": problem.entry_point, "kind": "code"}
     return Task(problem.task_id, prompt, spec | {"answer_prefix": f"```python\n{problem.prompt}"})
+
+
+def _chosen(arg: str) -> list[int]:
+    """The indices that a `humaneval:ARG` spec names; a UsageError for anything else."""
+    if arg in SUBSETS:
+        return list(SUBSETS[arg].ids)
+    if arg.startswith("ids="):
+        ids = arg.removeprefix("ids=").split(",")
+        if not all(i.isdigit() and int(i) < COUNT for i in ids):
+            msg = f"humaneval:ids=I,J,... needs problem numbers from 0 to {COUNT - 1}, got {arg!r}"
+            raise UsageError(msg)
+        return sorted({int(i) for i in ids})
+    count = arg.removeprefix("spread-")
+    if not count.isdigit() or not 1 <= int(count) <= COUNT:
+        names = ", ".join(f"humaneval:{name}" for name in SUBSETS)
+        msg = f"humaneval:N and humaneval:spread-N need N between 1 and {COUNT}, got {arg!r}" + (
+            f" (named subsets: {names})" if names else ""
+        )
+        raise UsageError(msg)
+    n = int(count)
+    return [i * COUNT // n for i in range(n)] if arg.startswith("spread-") else list(range(n))
