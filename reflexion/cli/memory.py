@@ -15,18 +15,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memory.backend import DEFAULT_EMBEDDER, StoreSettings, close_all
-from memory.chroma.credit import Credit, credits
+from memory.backend import StoreSettings, close_all
+from memory.chroma.credit import Credit
 from memory.chroma.merging import merged_from
 from memory.chroma.store import ChromaMemory
-from memory.registry import BACKENDS
 from reflexion.cli.common import typed
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
-from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Memory
-from reflexion.core.records import Recalled, Reflection, Step
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.records import Reflection
+from reflexion.loop.memories import (
+    Recall,
+    check_has_memory,
+    credits_in,
+    open_sources,
+    recalls_of,
+    search_sources,
+    settings_for,
+    store_folder,
+)
 from reflexion.loop.values import positive
 
 
@@ -57,11 +65,11 @@ def add_memory_parser(sub: Any) -> None:
 def cmd_memory(args: argparse.Namespace) -> int:
     if args.verb in EDIT_VERBS:
         if args.verb != "import":
-            _check_has_memory(args.path, args.chroma_url)
-        return cmd_memory_edit(args, _store_folder(args.path, args.chroma_url))
-    settings = _settings(args.path, args.chroma_url)
-    _check_has_memory(args.path, args.chroma_url)
-    sources = _open_sources(settings, args.path)
+            check_has_memory(args.path, args.chroma_url)
+        return cmd_memory_edit(args, store_folder(args.path, args.chroma_url))
+    settings = settings_for(args.path, args.chroma_url)
+    check_has_memory(args.path, args.chroma_url)
+    sources = open_sources(settings, args.path)
     try:
         _verb(args, sources, settings)
     finally:
@@ -75,7 +83,7 @@ def _verb(
     everything = [r for _, memory in sources for r in memory.reflections()]
     if args.verb == "list":
         for label, memory in sources:
-            rs, credit = memory.reflections(), _credits(memory)
+            rs, credit = memory.reflections(), credits_in(memory)
             print(f"{len(rs)} reflections in {label}")
             for r in rs:
                 print(_line(r, credit.get(r.id)))
@@ -84,9 +92,9 @@ def _verb(
         if found is None:
             msg = f"no reflection with id {args.id!r} in {args.path}"
             raise UsageError(msg)
-        found_credit = [_credits(m).get(found.id) for _, m in sources]
+        found_credit = [credits_in(m).get(found.id) for _, m in sources]
         held = next((c for c in found_credit if c is not None), None)
-        print(_describe(found, _recalls_of(args.path, found.id)))
+        print(_describe(found, recalls_of(args.path, found.id)))
         if held is not None:
             print(f"credit: {held}")
         for _, m in sources:
@@ -98,99 +106,10 @@ def _verb(
     elif args.verb == "why":
         cmd_memory_why(args, [memory for _, memory in sources])
     elif args.verb == "search":
-        for hit in _search(sources, args.text, args.k, settings.embedder):
+        for hit in search_sources(sources, args.text, args.k, settings.embedder):
             print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
     else:
         _export(everything, args.format, args.output)
-
-
-def _check_has_memory(path: Path, url: str | None) -> None:
-    """A run folder whose strategies keep no lessons has no store to open: say so, and name
-    the strategies that would have made one (rather than "cannot open Chroma store")."""
-    config = RunFolder(path).load_config() if path.is_dir() and url is None else None
-    if config is None:
-        return
-    from reflexion.strategies import STRATEGIES
-
-    ran = list(config.get("strategies", ()))
-    known = [STRATEGIES[name] for name in ran if name in STRATEGIES]
-    if len(known) == len(ran) and not any(s.memory is not None for s in known):
-        keeping = ", ".join(n for n, s in STRATEGIES.items() if s.memory is not None)
-        msg = (
-            f"{path} has no memory: its strategies ({', '.join(ran)}) keep no lessons; "
-            f"a run of {keeping} makes one"
-        )
-        raise UsageError(msg)
-
-
-def _store_folder(path: Path, url: str | None) -> Path | None:
-    """The Chroma store folder a change goes to: the run's (OUT/memory, or its --memory DIR),
-    or `path` itself when it is a store; None for a server."""
-    if url:
-        return None
-    if (path / "chroma.sqlite3").exists():
-        return path
-    from memory.chroma.backend import store_path
-
-    return store_path(_settings(path, None)) if path.exists() else path
-
-
-def _settings(path: Path, url: str | None) -> StoreSettings:
-    """Where the stores of a run folder are (as its config.json says), or `path` as a store."""
-    config = RunFolder(path).load_config() if path.is_dir() else None
-    embedder = str((config or {}).get("embedder") or DEFAULT_EMBEDDER)  # for the window's search
-    if url:
-        return StoreSettings(path, chroma_url=url, embedder=embedder)
-    if not path.exists():
-        msg = f"{path} does not exist"
-        raise UsageError(msg)
-    if config is None:
-        return StoreSettings(path, memory=str(path))
-    if config.get("memory_mode") == "copy":  # the run's lessons are in its own copy
-        return StoreSettings(path, embedder=embedder)
-    return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
-
-
-def _open_sources(settings: StoreSettings, path: Path) -> list[tuple[str, Memory]]:
-    """Every store a backend finds for this run folder (or store folder), with a label."""
-    sources: list[tuple[str, Memory]] = []
-    for backend in BACKENDS.values():
-        memory = backend.find(settings)
-        if memory is not None:
-            sources.append((_label(memory, backend.name, settings), memory))
-    if not sources:
-        looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where is not None)
-        msg = f"no memory store for {path}: {looked}"
-        raise StoreError(msg)
-    return sources
-
-
-def _label(memory: Memory, backend: str, settings: StoreSettings) -> str:
-    info = getattr(memory, "info", None)
-    if callable(info):
-        about = info()
-        model = f"embedding model {about['embedding_model']}, dim {about['embedding_dim']}"
-        return f"{about['location']} ({model})"
-    path = getattr(memory, "path", None)
-    return f"{path or settings.folder} (reflexion-{backend})"
-
-
-def _search(sources: list[tuple[str, Memory]], text: str, k: int, embedder: str) -> list[Recalled]:
-    """Hits from every source, most similar first. A store with no index of its own (the window
-    list) is embedded here, with the run's embedding model."""
-    from memory.embedders import embedder_for
-
-    hits: list[Recalled] = []
-    for _, memory in sources:
-        found = memory.search(text, k)
-        if all(h.similarity is not None for h in found):
-            hits += found
-            continue
-        rs = memory.reflections()
-        query, *vectors = embedder_for(embedder).embed([text, *(r.text for r in rs)])
-        for r, v in zip(rs, vectors, strict=True):
-            hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
-    return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
 
 
 def _line(r: Reflection, credit: Credit | None = None) -> str:
@@ -204,36 +123,7 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     )
 
 
-def _credits(memory: Memory) -> dict[str, Credit]:
-    """Each lesson's credit, where the store keeps it (a Chroma store does)."""
-    return credits(memory) if isinstance(memory, ChromaMemory) else {}
-
-
-def _recalls_of(
-    path: Path, reflection_id: str
-) -> list[tuple[Step, float | None, float | None, str]]:
-    """Every recall step in the run's trace that returned this reflection: the step, its
-    similarity, and the visible score of the attempt made in that episode."""
-    if not (path / "trace.jsonl").exists():
-        return []
-    steps = RunFolder(path).steps()
-    scores = {
-        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
-        for s in steps
-        if s.kind == "score"
-    }
-    found = []
-    for step in steps:
-        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
-            if hit["id"] == reflection_id:
-                key = (step.strategy, step.task_id, step.seed, step.episode)
-                # where the lesson came from, for this episode ("" in traces made before)
-                source = str(hit.get("source", ""))
-                found.append((step, hit["similarity"], scores.get(key), source))
-    return found
-
-
-def _describe(r: Reflection, recalls: list[tuple[Step, float | None, float | None, str]]) -> str:
+def _describe(r: Reflection, recalls: list[Recall]) -> str:
     lines = [f"{k}: {v}" for k, v in r.to_dict().items() if k != "text"]
     lines += ["", r.text, ""]
     if not recalls:
