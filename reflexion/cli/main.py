@@ -3,6 +3,7 @@
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
     reflexion report runs/quadratic-20261122-120000
     reflexion memory list runs/quadratic-20261122-120000
+    reflexion serve runs
 
 Bad input is one line on stderr and exit code 2; nothing already written is touched. A run
 stopped by --max-tokens-total or --timeout exits 3; the same command resumes it.
@@ -25,6 +26,7 @@ def build_parser() -> Parser:
     from reflexion.cli.memory import add_memory_parser
     from reflexion.cli.models import add_models_parser
     from reflexion.cli.run import add_run_parsers
+    from reflexion.cli.serve import add_serve_parser
 
     parser = Parser(prog="reflexion", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
@@ -32,6 +34,7 @@ def build_parser() -> Parser:
     add_run_parsers(sub)
     add_memory_parser(sub)
     add_models_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 
@@ -58,6 +61,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from reflexion.cli.models import cmd_models
 
         return cmd_models(args)
+    if args.command == "serve":
+        from reflexion.cli.serve import cmd_serve
+
+        return cmd_serve(args)
     from reflexion.cli.memory import cmd_memory
 
     return cmd_memory(args)

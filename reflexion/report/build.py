@@ -115,7 +115,7 @@ def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
     return f"env {config.get('env', '?')} · model {model} · {per}"
 
 
-def _facts(
+def facts(
     config: dict[str, Any], results: Sequence[TaskResult], summaries: Sequence[Summary]
 ) -> list[tuple[str, str]]:
     """The run's settings, labelled as RunConfig declares them: what the results depend on."""
@@ -141,7 +141,7 @@ def _page(
     extra: tuple[Sequence[Pair], Sequence[SignalErrors]],
     plots: list[Path],
 ) -> Page:
-    facts = _facts(config, results, summaries)
+    shown = facts(config, results, summaries)
     unit = summaries[0].cost_unit if summaries else None
     notes = {
         None: "No tokens or LLM calls were recorded (a scripted actor), so the cost plot is empty.",
@@ -151,7 +151,7 @@ def _page(
     captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
     return Page(
         title=f"Reflexion comparison: {config.get('env', '?')}",
-        facts=facts,
+        facts=shown,
         header=header(summaries, names),
         rows=table_rows(summaries, digits=1),
         images=list(zip(captions, plots, strict=True)),

@@ -1,0 +1,137 @@
+"""The web app: Starlette routes over a `Site`, plain HTML, read-only unless --allow-edit.
+
+    >>> app = make_app(Site.from_paths([Path("runs")]))     # doctest: +SKIP
+    >>> uvicorn.run(app, host="127.0.0.1", port=8765)       # doctest: +SKIP
+
+Unknown runs, tasks and lessons get a 404 page that says what was not found. Forgetting a lesson
+takes two steps: a page that asks, then a POST that carries the server's token (so that another
+site's page cannot make a browser forget) and a reason, kept in the lesson's history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from reflexion.web.attempts import task_page
+from reflexion.web.layout import link, page, tag, url
+from reflexion.web.memories import forget_lesson, lesson_page, memory_page
+from reflexion.web.runs import PLOTS, not_found_page, run_page, runs_page
+from reflexion.web.site import NotFound, Site
+
+EDIT_OFF = "This page is read-only: start `reflexion serve` with --allow-edit to forget lessons."
+
+
+def make_app(site: Site) -> Starlette:
+    pages = Pages(site)
+    routes = [
+        Route("/", pages.index),
+        Route("/runs/{run}", pages.run),
+        Route("/runs/{run}/plots/{file}", pages.plot),
+        Route("/runs/{run}/tasks/{task:path}", pages.task),
+        Route("/runs/{run}/memory", pages.memory),
+        Route("/runs/{run}/memory/{rid}", pages.lesson),
+        Route("/runs/{run}/memory/{rid}/forget", pages.forget, methods=["GET", "POST"]),
+    ]
+    handlers: dict[Any, Any] = {NotFound: _not_found, HTTPException: _http_error}
+    return Starlette(routes=routes, exception_handlers=handlers)
+
+
+class Pages:
+    """One method per route (Starlette runs the plain ones in a thread)."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+
+    def index(self, request: Request) -> Response:
+        return HTMLResponse(runs_page(self.site))
+
+    def run(self, request: Request) -> Response:
+        return HTMLResponse(run_page(self.site, _at(request, "run")))
+
+    def plot(self, request: Request) -> Response:
+        name, file = _at(request, "run"), _at(request, "file")
+        path = self.site.run(name) / file
+        if file not in PLOTS or not path.is_file():
+            msg = f"run {name!r} has no plot {file!r}"
+            raise NotFound(msg)
+        return FileResponse(path, media_type="image/png")
+
+    def task(self, request: Request) -> Response:
+        seed = request.query_params.get("seed", "0")
+        if not seed.lstrip("-").isdigit():
+            msg = f"seed must be a whole number, got {seed!r}"
+            raise NotFound(msg)
+        name, task_id = _at(request, "run"), _at(request, "task")
+        return HTMLResponse(task_page(self.site, name, task_id, int(seed)))
+
+    def memory(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        forgot = request.query_params.get("forgot", "")
+        note = f"Forgot lesson {forgot}; it stays in its history." if forgot else ""
+        return HTMLResponse(memory_page(self.site, _at(request, "run"), query, note))
+
+    def lesson(self, request: Request) -> Response:
+        return HTMLResponse(lesson_page(self.site, _at(request, "run"), _at(request, "rid")))
+
+    async def forget(self, request: Request) -> Response:
+        """GET: the page that asks; POST (with the token): forget, then back to the memory."""
+        site, name, rid = self.site, _at(request, "run"), _at(request, "rid")
+        site.run(name)
+        if not site.allow_edit:
+            return HTMLResponse(page("Read-only", tag("p", EDIT_OFF)), status_code=403)
+        if request.method == "GET":
+            return HTMLResponse(_confirm(site, name, rid))
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8")).items()}
+        if form.get("token") != site.token:
+            return HTMLResponse(page("Refused", tag("p", "This form is stale.")), status_code=403)
+        forgotten = await run_in_threadpool(forget_lesson, site, name, rid, form.get("why", ""))
+        if not forgotten:
+            msg = f"no lesson {rid!r} stored in the memory of run {name!r}"
+            raise NotFound(msg)
+        return RedirectResponse(url("runs", name, "memory", forgot=rid), status_code=303)
+
+
+def _at(request: Request, key: str) -> str:
+    return str(request.path_params[key])
+
+
+def _confirm(site: Site, name: str, rid: str) -> str:
+    lesson_url = url("runs", name, "memory", rid)
+    form = tag(
+        "form",
+        tag("input", type="hidden", name="token", value=site.token),
+        tag("label", "Why (kept in its history): ", tag("input", name="why", size="50")),
+        tag("br"),
+        tag("button", "Yes, forget it", type="submit", id="confirm"),
+        action=url("runs", name, "memory", rid, "forget"),
+        method="post",
+    )
+    question = tag("p", "Forget lesson ", link(lesson_url, rid), f" of run {name}?")
+    note = "It is removed from the store, so no later recall returns it; its history keeps it."
+    return page(f"Forget {rid}?", question, tag("p", note), form, tag("p", link(lesson_url, "No")))
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return HTMLResponse(not_found_page(str(exc)), status_code=404)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return HTMLResponse(not_found_page(f"nothing at {request.url.path}"), status_code=404)
+    title = f"{exc.status_code}: {exc.detail}"
+    return HTMLResponse(page(title, tag("p", link("/", "All runs"))), status_code=exc.status_code)
+
+
+def serve(site: Site, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(make_app(site), host=host, port=port, log_level="warning")

@@ -1,0 +1,104 @@
+"""One task, every strategy side by side: each episode's recalled lessons, the model's calls, the
+candidate as a diff against the one before, its visible score and feedback, the held-out
+verdict, and the reflection written after it. Read from the run's trace, in its order."""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+
+from reflexion.core.records import Step
+from reflexion.web.layout import Html, join, link, page, pre, tag, url
+from reflexion.web.site import NotFound, Site
+
+QUIET = {"evaluate", "score", "recall", "remember", "self-tests", "budget"}  # not model calls
+
+
+def task_page(site: Site, name: str, task_id: str, seed: int) -> str:
+    steps = [s for s in site.steps(name) if s.task_id == task_id]
+    if not steps:
+        msg = f"no task {task_id!r} in the trace of run {name!r}"
+        raise NotFound(msg)
+    seeds = sorted({s.seed for s in steps})
+    if seed not in seeds:
+        msg = f"task {task_id!r} of run {name!r} has no seed {seed} (it has {seeds})"
+        raise NotFound(msg)
+    by_strategy: dict[str, list[Step]] = defaultdict(list)
+    for s in steps:
+        if s.seed == seed:
+            by_strategy[s.strategy].append(s)
+    columns = [
+        tag("div", tag("h2", strategy), *_episodes(name, run_steps))
+        for strategy, run_steps in by_strategy.items()
+    ]
+    others = [link(url("runs", name, "tasks", task_id, seed=str(n)), f"seed {n}") for n in seeds]
+    body = [tag("p", "Seeds: ", join(others, " · "))] if len(seeds) > 1 else []
+    body.append(tag("div", *columns, cls="side"))
+    crumbs = [(url("runs", name), name), (url("runs", name, "tasks", task_id), task_id)]
+    return page(f"{task_id}, seed {seed}", *body, crumbs=crumbs)
+
+
+def _episodes(name: str, steps: list[Step]) -> list[Html]:
+    """One box per episode (episode 0 holds what came before the first attempt)."""
+    boxes, previous = [], None
+    for episode in sorted({s.episode for s in steps}):
+        parts: list[Html] = [tag("h3", f"episode {episode}")]
+        last_output = ""
+        for s in (s for s in steps if s.episode == episode):
+            parts.append(_step(name, s, last_output, previous))
+            if s.kind not in QUIET:
+                last_output = s.output
+            if s.kind == "score":
+                previous = last_output
+        boxes.append(tag("div", *parts, cls="attempt"))
+    return boxes
+
+
+def _step(name: str, s: Step, last_output: str, previous: str | None) -> Html:
+    if s.kind == "recall":
+        hits = s.data.get("hits", [])
+        items = [
+            tag("li", link(url("runs", name, "memory", str(h["id"])), str(h["id"])), _sim(h))
+            for h in hits
+        ]
+        return tag("div", f"recalled {len(hits)} lessons", tag("ul", *items), cls="note")
+    if s.kind == "score":
+        candidate = _candidate(last_output, previous)
+        value = float(s.data.get("value", 0.0))
+        verdict = f"visible score {value:.3g}" + (" (solved)" if s.data.get("solved") else "")
+        return join([candidate, tag("div", tag("strong", verdict)), pre(s.output)])
+    if s.kind == "evaluate":
+        ok = bool(s.data.get("solved"))
+        text = "held-out: " + ("passed" if ok else "failed")
+        return tag("div", text, cls="pass" if ok else "fail")
+    if s.kind == "remember":
+        rid = str(s.data.get("id", ""))
+        return tag("div", "stored as lesson ", link(url("runs", name, "memory", rid), rid))
+    if s.kind in QUIET:
+        return tag("div", f"{s.kind}: ", pre(s.output), cls="note")
+    if s.kind in ("reflect", "feedback"):
+        return join([tag("div", tag("strong", s.kind)), pre(s.output, cls="lesson")])
+    return tag("div", f"{s.kind} ({s.output_tokens} tokens out)", cls="note")
+
+
+def _candidate(text: str, previous: str | None) -> Html:
+    """The first candidate in full; a later one as a diff against the one before it, with the
+    whole text one click away."""
+    if previous is None:
+        return join([tag("div", tag("strong", "candidate")), pre(text)])
+    lines = list(difflib.unified_diff(previous.splitlines(), text.splitlines(), lineterm="", n=2))
+    if not lines:
+        return tag("div", tag("strong", "candidate"), " (same as the one before)")
+    marked = [
+        tag("span", line + "\n", cls="add" if line[:1] == "+" else "del" if line[:1] == "-" else "")
+        for line in lines[2:]
+    ]
+    full = tag("details", tag("summary", "whole candidate"), pre(text))
+    return join([tag("div", tag("strong", "candidate, changed lines")), tag("pre", *marked), full])
+
+
+def _sim(hit: dict[str, object]) -> str:
+    similarity = hit.get("similarity")
+    source = hit.get("source") or ""
+    text = "" if similarity is None else f" similarity {float(str(similarity)):.3f}"
+    return text + (f" ({source})" if source else "")

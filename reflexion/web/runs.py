@@ -1,0 +1,94 @@
+"""The list of runs, and one run's page: its settings, the comparison table, the paired
+comparisons, the visible signal's errors, the plots, and every task with each strategy's verdict."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from reflexion.core.records import TaskResult
+from reflexion.report.build import BY_EPISODE, BY_TOKENS, facts
+from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
+from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
+from reflexion.report.summary import COLUMNS, header, summarize, table_rows
+from reflexion.web.layout import Html, esc, join, link, page, table, tag, url
+from reflexion.web.site import Site
+
+PLOTS = (BY_EPISODE, BY_TOKENS)
+RESAMPLES = 1000  # bootstrap resamples for the page (the report uses more)
+
+
+def runs_page(site: Site) -> str:
+    rows = []
+    for name in site.runs:
+        config, results = site.config(name), site.results(name)
+        created = config.get("created")
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else ""
+        rows.append((
+            link(url("runs", name), name),
+            config.get("env", "?"),
+            config.get("model") or "none",
+            ", ".join(config.get("strategies", ())),
+            len({r.task_id for r in results}),
+            len(results),
+            when,
+        ))  # fmt: skip
+    head = ("run", "env", "model", "strategies", "tasks", "trials", "created")
+    return page("Runs", table(head, rows))
+
+
+def run_page(site: Site, name: str) -> str:
+    config, results = site.config(name), site.results(name)
+    order = config.get("strategies", ())
+    summaries = summarize(results, order, config.get("episodes"), RESAMPLES)
+    settings = table(("setting", "value"), facts(config, results, summaries))
+    body: list[object] = [tag("h2", "Settings"), settings]
+    if not results:
+        body.append(tag("p", "No trial has finished in this run yet.", cls="note"))
+        return page(name, *body, crumbs=[(url("runs", name), name)])
+    body += [tag("h2", "Results"), table(header(summaries, COLUMNS), table_rows(summaries, 1))]
+    pairs = pair_rows(all_pairs(results, order, RESAMPLES))
+    if pairs:
+        body += [tag("h2", "Paired, on the same tasks"), table(PAIR_COLUMNS, pairs)]
+    signals = signal_rows(signal_errors(results))
+    if signals:
+        body += [tag("h2", "The visible signal against held-out"), table(SIGNAL_COLUMNS, signals)]
+    body += [tag("h2", "Plots"), _plots(site, name)]
+    body += [tag("h2", "Tasks"), _tasks(name, results, order)]
+    body.append(tag("p", link(url("runs", name, "memory"), "The memory of this run")))
+    return page(name, *body, crumbs=[(url("runs", name), name)])
+
+
+def _plots(site: Site, name: str) -> Html:
+    found = [p for p in PLOTS if (site.run(name) / p).is_file()]
+    if not found:
+        hint = f"No plots yet: `reflexion report {site.run(name)}` draws them."
+        return tag("p", hint, cls="note")
+    return join(tag("img", src=url("runs", name, "plots", p), alt=p) for p in found)
+
+
+def _tasks(name: str, results: list[TaskResult], order: list[str]) -> Html:
+    """One row per task: each strategy's held-out verdict (seed 0) and its attempts."""
+    by_task: dict[str, dict[str, TaskResult]] = defaultdict(dict)
+    first_seed = min(r.seed for r in results)
+    for r in results:
+        if r.seed == first_seed:
+            by_task[r.task_id][r.strategy] = r
+    strategies = [s for s in order if any(s in v for v in by_task.values())]
+    rows = []
+    for task_id, done in by_task.items():
+        cells: list[object] = [link(url("runs", name, "tasks", task_id), task_id)]
+        for s in strategies:
+            trial = done.get(s)
+            cells.append("" if trial is None else _verdict(trial))
+        rows.append(cells)
+    return table(("task", *strategies), rows)
+
+
+def _verdict(r: TaskResult) -> Html:
+    word, cls = ("passed", "pass") if r.final_passed else ("failed", "fail")
+    return join([tag("span", word, cls=cls), f" ({r.attempts} attempts)"])
+
+
+def not_found_page(message: str) -> str:
+    return page("Not found", tag("p", esc(message)), tag("p", link("/", "All runs")))

@@ -1,0 +1,122 @@
+"""`reflexion serve`'s pages through Starlette's test client: what a user reads on each page,
+hostile text shown as text, 404 pages, and forgetting only with --allow-edit and a confirmation."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from web_runs import HOSTILE, hostile_run
+
+from reflexion.cli import main
+from reflexion.web.app import make_app
+from reflexion.web.site import Site
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return hostile_run(tmp_path_factory.mktemp("web") / "hostile")
+
+
+def client(run_dir: Path, allow_edit: bool = False) -> TestClient:
+    return TestClient(make_app(Site.from_paths([run_dir], allow_edit, token="t0k")))
+
+
+def lesson_ids(page: str) -> list[str]:
+    return re.findall(r'href="/runs/hostile/memory/([0-9a-f]{16})"', page)
+
+
+def test_the_runs_and_a_run_page_show_the_comparison(run_dir: Path) -> None:
+    web = client(run_dir)
+    index = web.get("/").text
+    assert 'href="/runs/hostile"' in index and "keywords" in index
+    page = web.get("/runs/hostile").text
+    for shown in ("Results", "Paired, on the same tasks", "reflexion vs single", "k0", "k1"):
+        assert shown in page
+    assert 'href="/runs/hostile/tasks/k0"' in page and "/runs/hostile/memory" in page
+
+
+def test_a_task_page_puts_the_strategies_side_by_side_with_diffs(run_dir: Path) -> None:
+    page = client(run_dir).get("/runs/hostile/tasks/k0").text
+    assert page.count("<h2>") == 3  # single, self-refine, reflexion
+    assert "candidate, changed lines" in page  # the second attempt, as a diff
+    assert re.search(r'<span class="add">\+.*try \d+', page)
+    assert "<strong>reflect</strong>" in page and "<strong>feedback</strong>" in page
+    assert "held-out: failed" in page and "stored as lesson" in page
+
+
+def test_hostile_text_is_shown_as_text_everywhere(run_dir: Path) -> None:
+    web = client(run_dir)
+    memory = web.get("/runs/hostile/memory").text
+    pages = [web.get("/runs/hostile/tasks/k0").text, memory]
+    pages.append(web.get(f"/runs/hostile/memory/{lesson_ids(memory)[0]}").text)
+    pages.append(web.get("/runs/hostile/memory", params={"q": HOSTILE}).text)
+    for page in pages:
+        assert "<script>window" not in page and "<img src=x" not in page
+        assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in page
+
+
+def test_memory_lists_lessons_with_credit_and_searches_by_similarity(run_dir: Path) -> None:
+    web = client(run_dir)
+    page = web.get("/runs/hostile/memory").text
+    ids = lesson_ids(page)
+    assert len(set(ids)) == 2 and "lessons in" in page  # one lesson per task (2 episodes)
+    assert "recalled 1: " in page or "never recalled" in page
+    found = web.get("/runs/hostile/memory", params={"q": "apple cloud try"}).text
+    assert "Most similar to" in found and "similarity" in found
+
+
+def test_a_lesson_page_says_who_recalled_it(run_dir: Path) -> None:
+    web = client(run_dir)
+    rid = lesson_ids(web.get("/runs/hostile/memory").text)[0]
+    page = web.get(f"/runs/hostile/memory/{rid}").text
+    assert "Recalled 1 times in this run" in page and "reflexion seed 0" in page
+    assert "Forget this lesson" not in page  # read-only
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/runs/nope", "no run named &#x27;nope&#x27;"),
+        ("/runs/hostile/tasks/k9", "no task &#x27;k9&#x27;"),
+        ("/runs/hostile/tasks/k0?seed=7", "has no seed 7"),
+        ("/runs/hostile/memory/0123456789abcdef", "no lesson &#x27;0123456789abcdef&#x27;"),
+        ("/runs/hostile/plots/../config.json", "nothing at"),
+        ("/no/such/page", "nothing at /no/such/page"),
+    ],
+)
+def test_unknown_things_are_a_404_page_that_says_what(run_dir: Path, path: str, says: str) -> None:
+    answer = client(run_dir).get(path)
+    assert answer.status_code == 404 and says in answer.text and "Not found" in answer.text
+
+
+def test_forgetting_needs_allow_edit_a_confirmation_and_the_token(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    run_dir = Path(shutil.copytree(run_dir, tmp_path / "hostile"))  # the others' run stays whole
+    read_only = client(run_dir)
+    rid = lesson_ids(read_only.get("/runs/hostile/memory").text)[0]
+    forget = f"/runs/hostile/memory/{rid}/forget"
+    assert read_only.post(forget, data={"token": "t0k"}).status_code == 403
+    web = client(run_dir, allow_edit=True)
+    assert "Forget this lesson" in web.get(f"/runs/hostile/memory/{rid}").text
+    assert 'id="confirm"' in web.get(forget).text  # it asks first
+    assert web.post(forget, data={"token": "stale", "why": "x"}).status_code == 403
+    assert rid in lesson_ids(web.get("/runs/hostile/memory").text)  # nothing changed yet
+    done = web.post(forget, data={"token": "t0k", "why": "misleading"})
+    assert done.status_code == 200 and f"Forgot lesson {rid}" in done.text
+    assert rid not in lesson_ids(done.text.split("lessons in")[1])
+    history = web.get(f"/runs/hostile/memory/{rid}").text
+    assert "Not stored now" in history and "forget" in history and "misleading" in history
+
+
+def test_serve_refuses_bad_input_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", str(tmp_path / "missing")]) == 2
+    assert main(["serve", str(tmp_path)]) == 2  # a folder with no run in it
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "is not a folder" in err[0] and "holds none" in err[1]

@@ -1,0 +1,126 @@
+"""`reflexion serve` in a real browser: headless Chromium from the system's `chromium` package,
+driven by Playwright (no browser download). Clicks through the runs, a task, the memory, a
+search and a forget with its confirmation, and checks what a user sees. Screenshots are kept in
+test-artifacts/. Skipped, with the reason, where no Chromium is installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_runs import HOSTILE, hostile_run
+
+CHROMIUM = os.environ.get("REFLEXION_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+# as root, and on a machine with no network: no sandbox, and none of Chromium's own calls home
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
+
+if not Path(CHROMIUM).is_file():
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: apt install chromium (scripts/setup.sh does, where it can)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`reflexion serve --allow-edit` on the hostile run, as a user starts it."""
+    run_dir = hostile_run(tmp_path_factory.mktemp("browser") / "hostile")
+    port = free_port()
+    command = [sys.executable, "-m", "reflexion", "serve", str(run_dir), "--port", str(port)]
+    proc = subprocess.Popen([*command, "--allow-edit"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert "serving 1 runs on http://127.0.0.1:" in proc.stdout.readline()
+        _wait_for(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _wait_for(port: int) -> None:
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    pytest.fail(f"the server did not listen on {port}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def test_a_user_clicks_from_the_runs_to_a_task_and_sees_hostile_text_as_text(
+    server: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server)
+    page.get_by_role("link", name="hostile").click()
+    assert page.get_by_role("heading", name="Results").is_visible()
+    assert page.get_by_role("cell", name="reflexion vs single").is_visible()
+    page.get_by_role("link", name="k0", exact=True).click()
+    headings = page.locator("h2").all_inner_texts()
+    assert headings == ["single", "self-refine", "reflexion"]
+    assert HOSTILE.split("<img")[0] in page.locator(".side").inner_text()  # shown, as text
+    assert page.evaluate("window.pwned") is None  # and never run
+    assert page.locator("span.add").count() > 0  # the second attempt, as a diff
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "web-task.png"), full_page=True)
+    page.close()
+
+
+def test_a_user_searches_the_memory_then_forgets_a_lesson_after_confirming(
+    server: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{server}/runs/hostile")
+    page.get_by_role("link", name="The memory of this run").click()
+    assert page.get_by_role("heading", name="2 lessons in", exact=False).is_visible()
+    page.get_by_placeholder("search lessons").fill("apple cloud try")
+    page.get_by_role("button", name="Search").click()
+    assert page.get_by_role("heading", name="Most similar to", exact=False).is_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "web-memory.png"), full_page=True)
+    page.locator("table.hits a").first.click()
+    lesson = page.locator("h1").inner_text().removeprefix("Lesson ")
+    assert page.get_by_text("Recalled 1 times in this run").is_visible()
+    page.get_by_role("link", name="Forget this lesson…").click()
+    assert page.get_by_role("heading", name=f"Forget {lesson}?").is_visible()
+    page.get_by_label("Why (kept in its history):").fill("misleading")
+    page.get_by_role("button", name="Yes, forget it").click()
+    assert page.get_by_text(f"Forgot lesson {lesson}").is_visible()
+    assert page.get_by_role("heading", name="1 lessons in", exact=False).is_visible()
+    page.goto(f"{server}/runs/hostile/memory/{lesson}")
+    assert page.get_by_text("Not stored now").is_visible()
+    assert page.get_by_role("cell", name="misleading").is_visible()
+    page.close()
+
+
+def test_an_unknown_run_is_a_404_page_in_the_browser(server: str, browser: Any) -> None:
+    page = browser.new_page()
+    answer = page.goto(f"{server}/runs/nope")
+    assert answer is not None and answer.status == 404
+    assert page.get_by_text("no run named 'nope' here").is_visible()
+    page.close()
