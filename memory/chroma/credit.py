@@ -4,12 +4,17 @@ in context did against the trial's attempt before: its visible score rose ("help
 of another task's or run's lesson) counts as a recall only. Kept in the lesson's own metadata,
 so it travels with the store; an edit starts it afresh.
 
+Those counts are observations: other lessons were recalled alongside. `reflexion memory audit`
+measures instead: it reruns a recalling episode without the lesson and records, as `audit_*`,
+whether the visible score with the lesson was higher ("helped"), lower ("hurt") or the same.
+
     >>> credit_of({"recalls": 3, "helped": 1, "same": 2})
     Credit(recalls=3, helped=1, hurt=0, same=2)
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -18,6 +23,7 @@ from typing import Any, Protocol
 from reflexion.core.records import Record
 
 OUTCOMES = ("helped", "hurt", "same")
+AUDITS = tuple(f"audit_{o}" for o in OUTCOMES)
 
 
 @dataclass(frozen=True)
@@ -26,11 +32,28 @@ class Credit(Record):
     helped: int = 0
     hurt: int = 0
     same: int = 0
+    audit_helped: int = 0  # reruns without the lesson that scored lower (it helped)
+    audit_hurt: int = 0  # ... that scored higher (it hurt)
+    audit_same: int = 0
+
+    @property
+    def harmful(self) -> bool:
+        """Measured to hurt more often than to help (by `memory audit`)."""
+        return self.audit_hurt > self.audit_helped
 
     def __str__(self) -> str:
-        if not self.recalls:
-            return "never recalled"
-        return f"recalled {self.recalls}: helped {self.helped}, hurt {self.hurt}, same {self.same}"
+        said = "never recalled"
+        if self.recalls:
+            said = (
+                f"recalled {self.recalls}: helped {self.helped}, hurt {self.hurt}, same {self.same}"
+            )
+        audited = self.audit_helped + self.audit_hurt + self.audit_same
+        if audited:
+            said += (
+                f"; audit of {audited}: helped {self.audit_helped}, hurt {self.audit_hurt}, "
+                f"same {self.audit_same}"
+            )
+        return said
 
 
 class Rows(Protocol):
@@ -40,7 +63,7 @@ class Rows(Protocol):
 
 
 def credit_of(meta: Mapping[str, Any]) -> Credit:
-    return Credit(*(int(meta.get(k, 0) or 0) for k in ("recalls", *OUTCOMES)))
+    return Credit(*(int(meta.get(k, 0) or 0) for k in ("recalls", *OUTCOMES, *AUDITS)))
 
 
 def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:
@@ -48,6 +71,30 @@ def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:
     if outcome is not None and outcome not in OUTCOMES:
         msg = f"outcome must be one of {OUTCOMES} or None, got {outcome!r}"
         raise ValueError(msg)
+    _count(memory, ids, ["recalls"] + ([outcome] if outcome else []))
+
+
+def add_audit(memory: Rows, lesson_id: str, outcome: str, episode: str) -> bool:
+    """One more audited `episode` (a key naming it) of this lesson, with its measured
+    `outcome`; False (and nothing counted) if that episode was audited for it before."""
+    if outcome not in OUTCOMES:
+        msg = f"outcome must be one of {OUTCOMES}, got {outcome!r}"
+        raise ValueError(msg)
+    with memory.rows() as rows:
+        found = rows.get(ids=[lesson_id], include=["metadatas"])
+        if not found["ids"]:
+            return False
+        meta = dict((found["metadatas"] or [{}])[0] or {})
+        done = list(json.loads(str(meta.get("audited", "[]"))))
+        if episode in done:
+            return False
+        key = f"audit_{outcome}"
+        meta |= {key: int(meta.get(key, 0) or 0) + 1, "audited": json.dumps([*done, episode])}
+        rows.update(ids=[lesson_id], metadatas=[meta])
+    return True
+
+
+def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str]) -> None:
     unique = list(dict.fromkeys(ids))
     if not unique:
         return
@@ -56,9 +103,8 @@ def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:
         metas = []
         for meta in found["metadatas"] or []:
             new = dict(meta)
-            new["recalls"] = int(new.get("recalls", 0) or 0) + 1
-            if outcome is not None:
-                new[outcome] = int(new.get(outcome, 0) or 0) + 1
+            for key in keys:
+                new[key] = int(new.get(key, 0) or 0) + 1
             metas.append(new)
         if metas:
             rows.update(ids=found["ids"], metadatas=metas)

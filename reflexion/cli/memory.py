@@ -20,6 +20,7 @@ from memory.chroma.credit import Credit
 from memory.chroma.merging import merged_from
 from memory.chroma.store import ChromaMemory
 from reflexion.cli.common import typed
+from reflexion.cli.memory_audit import AUDIT_VERBS, add_audit_verbs, cmd_memory_audit
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
 from reflexion.core.errors import UsageError
@@ -59,10 +60,14 @@ def add_memory_parser(sub: Any) -> None:
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
     add_edit_verbs(verbs)
+    add_audit_verbs(verbs)
     add_why_verb(verbs)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
+    if args.verb in AUDIT_VERBS:
+        check_has_memory(args.path, args.chroma_url)
+        return cmd_memory_audit(args, store_folder(args.path, args.chroma_url))
     if args.verb in EDIT_VERBS:
         if args.verb != "import":
             check_has_memory(args.path, args.chroma_url)

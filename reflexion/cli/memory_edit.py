@@ -64,7 +64,7 @@ def add_edit_verbs(verbs: Any) -> None:
 def cmd_memory_edit(args: argparse.Namespace, folder: Path | None) -> int:
     """Run one verb on the store at `folder` (None: the server at --chroma-url)."""
     rows = _read_export(args.file) if args.verb == "import" else []
-    with _store(folder, args, create=args.verb == "import") as memory:
+    with writable_store(folder, args, create=args.verb == "import") as memory:
         if args.verb == "forget":
             _forget(memory, args)
         elif args.verb == "edit":
@@ -81,7 +81,9 @@ def cmd_memory_edit(args: argparse.Namespace, folder: Path | None) -> int:
 
 
 @contextlib.contextmanager
-def _store(folder: Path | None, args: argparse.Namespace, create: bool) -> Iterator[ChromaMemory]:
+def writable_store(
+    folder: Path | None, args: argparse.Namespace, create: bool
+) -> Iterator[ChromaMemory]:
     """The store, held against concurrent writers (a run on it waits, and says so)."""
     if folder is not None and not (folder / SQLITE_FILE).exists() and not create:
         msg = f"no Chroma store at {folder} (no {SQLITE_FILE}): nothing to {args.verb}"

@@ -187,6 +187,12 @@ def _ranking_or_text(value: Any) -> Any:
         return value  # a folder's unreadable value: compared as written, so refused
 
 
+def actors_for(env: Env, config: RunConfig, model: BaseChatModel | None = None) -> ActorFor:
+    """The actors a run of `config` on `env` uses, by seed (its model, or the env's scripted
+    actor): for reruns of its episodes (reflexion.loop.audit)."""
+    return _actors(env, config, Injected(model=model))
+
+
 def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
     if given.actor is not None:
         actor = given.actor

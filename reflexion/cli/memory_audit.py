@@ -1,0 +1,107 @@
+"""`reflexion memory audit|prune`: measure each recalled lesson's effect, and remove the lessons
+measured to hurt.
+
+    reflexion memory audit runs/main --sample 20        # rerun 20 episodes, each without a lesson
+    reflexion memory prune runs/main --harmful --dry-run
+    reflexion memory prune runs/main --harmful --why "audit of 2026-11-23"
+
+The audit's counts go into the store, beside each lesson's credit (see reflexion.loop.audit).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memory.chroma import changes
+from memory.chroma.credit import credits
+from reflexion.cli.common import typed
+from reflexion.cli.memory_edit import writable_store
+from reflexion.core.errors import UsageError
+from reflexion.loop.values import positive
+
+AUDIT_VERBS = ("audit", "prune")
+
+
+def add_audit_verbs(verbs: Any) -> None:
+    a = verbs.add_parser("audit", help="rerun recalling episodes without a lesson: its effect")
+    a.add_argument("path", type=Path, help="a run folder")
+    a.add_argument("--sample", type=typed(positive), default=20, help="probes (default 20)")
+    a.add_argument("--seed", type=int, default=0, help="which probes are drawn (default 0)")
+    a.add_argument("--model", help="a model to use instead of the run's own (a --model name)")
+    p = verbs.add_parser("prune", help="forget the lessons the audit measured to hurt")
+    p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
+    p.add_argument("--harmful", action="store_true", required=True, help="(required)")
+    p.add_argument("--dry-run", action="store_true", help="list them, change nothing")
+    p.add_argument("--why", default="", help="the reason, kept in each one's history")
+    for parser in (a, p):
+        parser.add_argument("--chroma-url", help="a Chroma server instead of a folder")
+
+
+def cmd_memory_audit(args: argparse.Namespace, folder: Path | None) -> int:
+    with writable_store(folder, args, create=False) as memory:
+        if args.verb == "prune":
+            _prune(memory, args)
+            return 0
+        from reflexion.loop.audit import audit_run
+        from reflexion.models.registry import load_model
+
+        model = load_model(args.model) if args.model else None
+        report = audit_run(args.path, memory, args.sample, model, args.seed)
+        _print(report, args.path)
+        totals = credits(memory)
+    for lesson in sorted({p.lesson for p in report.probes}):
+        print(f"{lesson}: {totals[lesson]}" if lesson in totals else f"{lesson}: not stored now")
+    return 0
+
+
+def _print(report: Any, path: Path) -> None:
+    if not report.candidates:
+        print(f"no episode in {path} recalled a lesson: nothing to audit")
+        return
+    probes = report.probes
+    print(
+        f"audited {len(probes)} of {report.candidates} (episode, lesson) pairs in {path}: "
+        "each episode rerun with every lesson it recalled and without this one"
+    )
+    print(f"{'lesson':<17} {'task':<16} {'episode':>7} {'with':>6} {'without':>8}  effect  "
+          "held-out with/without")  # fmt: skip
+    for p in probes:
+        held = f"{_word(p.passed_with)}/{_word(p.passed_without)}"
+        print(f"{p.lesson:<17} {p.task_id:<16} {p.episode:>7} {p.score_with:>6.3g} "
+              f"{p.score_without:>8.3g}  {p.effect:<6}  {held}")  # fmt: skip
+    same = sum(p.score_with == p.recorded_score for p in probes)
+    print(f"the rerun with every lesson scored what the run recorded in {same} of {len(probes)}")
+    effects: dict[str, int] = defaultdict(int)
+    for p in probes:
+        effects[p.effect] += 1
+    print("effects: " + ", ".join(f"{k} {effects[k]}" for k in ("helped", "hurt", "same")))
+    print(f"counted in the store: {report.counted} (a probe audited before is not counted again)")
+    for line in report.skipped:
+        print(f"skipped: {line}")
+
+
+def _word(passed: bool) -> str:
+    return "passed" if passed else "failed"
+
+
+def _prune(memory: Any, args: argparse.Namespace) -> None:
+    stored = {r.id: r for r in memory.reflections()}
+    credit = {rid: c for rid, c in credits(memory).items() if rid in stored}
+    audited = [rid for rid, c in credit.items() if c.audit_helped + c.audit_hurt + c.audit_same]
+    if not audited:
+        msg = "no lesson in this store has been audited: run `reflexion memory audit RUN` first"
+        raise UsageError(msg)
+    harmful = [rid for rid in audited if credit[rid].harmful]
+    verb = "would forget" if args.dry_run else "forgetting"
+    print(f"{verb} {len(harmful)} of {len(audited)} audited lessons: measured to hurt more "
+          "often than to help")  # fmt: skip
+    for rid in harmful:
+        print(f"  {rid}  {stored[rid].task_id}  {credit[rid]}")
+    if args.dry_run:
+        print("(dry run: nothing changed)")
+        return
+    why = args.why or "prune --harmful: the audit measured it to hurt"
+    print(f"forgot {changes.forget(memory, harmful, why)} lessons")
