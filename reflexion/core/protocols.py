@@ -195,6 +195,14 @@ class Prefilling(Protocol):
 
 
 @runtime_checkable
+class JsonSchemaModel(Protocol):
+    """A chat model whose runtime holds a reply to a JSON schema passed as `json_schema=` (the
+    local model: llama.cpp turns it into a grammar). Other models get the schema in words only."""
+
+    takes_json_schema: bool
+
+
+@runtime_checkable
 class Preloadable(Protocol):
     """A model that can load its weights before the first call (the local GGUF model), so a bad
     file is one clear error and the load time is not charged to the first trial."""

@@ -22,6 +22,7 @@ role), so LangSmith or any callback handler can group them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -31,9 +32,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from reflexion.core.protocols import Prefilling
+from reflexion.core.protocols import JsonSchemaModel, Prefilling
 from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
-from reflexion.loop import prompts
+from reflexion.loop import prompts, structured
 from reflexion.loop.config import ROLE_TOKENS
 from reflexion.loop.retry import RetryPolicy
 from reflexion.loop.trial import CALL_INFO
@@ -89,8 +90,10 @@ class ChatActor:
         max_tokens: Mapping[str, int] | None = None,
         cache: CallCache | None = None,
         retry: RetryPolicy | None = None,
+        reflection: str = "free",
     ) -> None:
         self.model = model
+        self.reflection = reflection  # free (prose) or structured (reflexion.loop.structured)
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
@@ -137,7 +140,14 @@ class ChatActor:
         return await self._call("act", messages)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
-        return await self._call("reflect", prompts.reflect_messages(task, attempt))
+        if self.reflection != "structured":
+            return await self._call("reflect", prompts.reflect_messages(task, attempt))
+        # a model whose runtime takes a JSON schema is held to it; any other is parsed tolerantly
+        schema = (
+            {"json_schema": structured.SCHEMA} if isinstance(self.model, JsonSchemaModel) else {}
+        )
+        call = await self._call("reflect", prompts.reflect_messages(task, attempt, True), schema)
+        return dataclasses.replace(call, output=structured.lesson_text(call.output))
 
     async def _call(
         self, role: str, messages: list[BaseMessage], sampling: dict[str, Any] | None = None

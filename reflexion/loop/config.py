@@ -12,7 +12,6 @@ resume check compares the `result` ones.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,37 +20,19 @@ from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
 from reflexion.loop.shown import FEEDBACK_MODES
-from reflexion.loop.values import check_faults_and_budget, path_text, positive, role_limits
+from reflexion.loop.values import (
+    check_faults_and_budget,
+    path_text,
+    positive,
+    role_limits,
+    setting,
+)
 from reflexion.models.server import check_speculative
 
 # Output token limits per role: answers are whole programs; feedback and reflections are notes.
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
 ROLE_TOKENS |= {"tests": 384}  # the unit tests a model writes for --signal self-tests
 ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (textworld)
-
-
-def setting(
-    default: Any = None,
-    *,
-    help: str,  # noqa: A002 - argparse's name for it
-    parse: Callable[[str], Any] | None = None,
-    result: bool = False,
-    limits: tuple[float, float] | None = None,
-    choices: tuple[str, ...] | None = None,
-    flag: str | None = None,
-    label: str | None = None,
-    cli: bool = True,
-    factory: Callable[[], Any] | None = None,
-    before: Any = dataclasses.MISSING,
-) -> Any:
-    """A RunConfig field with what the CLI, the report and the resume check need to know.
-    `before`: what a config.json written before the field existed meant, when that is not the
-    default (the default changed when the field came)."""
-    metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
-    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
-    if factory is not None:
-        return dataclasses.field(default_factory=factory, metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -138,6 +119,13 @@ class RunConfig(Record):
         "tests, e.g. HumanEval's docstring examples), self-tests (unit tests the model writes "
         "from the prompt before the first attempt, as in Reflexion), or both",
         choices=("visible", "self-tests", "both"),
+        result=True,
+    )
+    reflection: str = setting(
+        "free",
+        help="how a reflection is asked for: free (a few sentences) or structured (a JSON object "
+        "of diagnosis, fix and failing test; the local model is held to its schema)",
+        choices=("free", "structured"),
         result=True,
     )
     self_tests: int = setting(
@@ -246,11 +234,10 @@ class RunConfig(Record):
             if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
                 msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
                 raise UsageError(msg)
-        for name in ("scope", "feedback", "signal", "memory_mode", "order"):
-            choices = FIELDS[name].metadata["choices"]
-            if getattr(self, name) not in choices:
-                flag = flag_of(FIELDS[name])
-                msg = f"{flag} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+        for f in dataclasses.fields(self):
+            choices, value = f.metadata["choices"], getattr(self, f.name)
+            if choices is not None and value not in choices:
+                msg = f"{flag_of(f)} must be one of {', '.join(choices)}, got {value!r}"
                 raise UsageError(msg)
         if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
             msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"

@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from reflexion.core.records import Attempt, Task, Turn
+from reflexion.loop import structured as structured_reflection
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
 MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
@@ -85,14 +86,20 @@ def tests_messages(subject: str, entry_point: str, count: int) -> list[BaseMessa
     return WRITE_TESTS.format_messages(subject=subject, entry_point=entry_point, count=count)
 
 
-def reflect_messages(task: Task, attempt: Attempt) -> list[BaseMessage]:
-    """The conversation that produced the attempt, its answer, then the request to diagnose it;
-    an attempt that does not carry its prompt gets a prompt of its own."""
-    if not attempt.prompt:
+def reflect_messages(task: Task, attempt: Attempt, structured: bool = False) -> list[BaseMessage]:
+    """The conversation that produced the attempt, its answer, then the request to diagnose it
+    (in prose, or as a JSON object: reflexion.loop.structured); an attempt that does not carry
+    its prompt gets a prompt of its own."""
+    template = structured_reflection.REQUEST if structured else REFLECT_REQUEST
+    request = template.format(result=attempt.score.feedback)
+    if not attempt.prompt and not structured:
         return REFLECT.format_messages(
             task=task.prompt, candidate=attempt.candidate, result=attempt.score.feedback
         )
-    request = REFLECT_REQUEST.format(result=attempt.score.feedback)
+    if not attempt.prompt:
+        system = REFLECT.format_messages(task="", candidate="", result="")[0]
+        text = f"Task:\n{task.prompt}\n\nYour attempt:\n{attempt.candidate}\n\n{request}"
+        return [system, HumanMessage(text)]
     asked = [MESSAGE_TYPES[m.role](m.content) for m in attempt.prompt]
     if asked and asked[-1].type == "ai":
         asked.pop()  # the answer's prefill (see ChatActor._prefilled): the candidate holds it

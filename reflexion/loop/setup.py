@@ -233,6 +233,7 @@ def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], Cha
         max_tokens=config.max_tokens,
         cache=cache,
         retry=retry,
+        reflection=config.reflection,
     )
 
 

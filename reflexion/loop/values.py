@@ -1,5 +1,6 @@
 """Command-line values of a run's settings, parsed: each raises ValueError with a message that
-says what was expected (argparse shows it as a one-line error).
+says what was expected (argparse shows it as a one-line error); and `setting`, which declares one
+field of RunConfig.
 
     >>> role_limits("generate=512, reflect=128")
     {'generate': 512, 'reflect': 128}
@@ -7,8 +8,11 @@ says what was expected (argparse shows it as a one-line error).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reflexion.core.errors import UsageError
 
@@ -67,3 +71,27 @@ def check_faults_and_budget(
     if max_tokens_total is not None and max_tokens_total < 1:
         msg = f"--max-tokens-total must be at least 1, got {max_tokens_total}"
         raise UsageError(msg)
+
+
+def setting(
+    default: Any = None,
+    *,
+    help: str,  # noqa: A002 - argparse's name for it
+    parse: Callable[[str], Any] | None = None,
+    result: bool = False,
+    limits: tuple[float, float] | None = None,
+    choices: tuple[str, ...] | None = None,
+    flag: str | None = None,
+    label: str | None = None,
+    cli: bool = True,
+    factory: Callable[[], Any] | None = None,
+    before: Any = dataclasses.MISSING,
+) -> Any:
+    """A RunConfig field with what the CLI, the report and the resume check need to know.
+    `before`: what a config.json written before the field existed meant, when that is not the
+    default (the default changed when the field came)."""
+    metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
+    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)

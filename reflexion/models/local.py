@@ -50,6 +50,8 @@ class ChatLocalGGUF(BaseChatModel):
     seed: int = 0
     # llama.cpp continues a last assistant message (reflexion.core.protocols.Prefilling)
     prefills_answers: bool = True
+    # it holds a reply to a JSON schema (reflexion.core.protocols.JsonSchemaModel)
+    takes_json_schema: bool = True
 
     _servers: ClassVar[dict[ServerSettings, Any]] = {}
     _load_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -107,6 +109,8 @@ class ChatLocalGGUF(BaseChatModel):
         }
         if kwargs.get("stop"):
             request["stop"] = kwargs["stop"]
+        if kwargs.get("json_schema"):  # llama.cpp turns it into a grammar for the reply
+            request["json_schema"] = kwargs["json_schema"]
         return request
 
     def _generate(

@@ -1,0 +1,63 @@
+"""Structured reflections (`--reflection structured`): the reflect prompt asks for a short JSON
+object (diagnosis, fix, failing_test). A local model is held to it by the runtime's JSON-schema
+support (llama.cpp turns the schema into a grammar); any other model's reply is parsed
+tolerantly (code fences, text around the object, single quotes). The stored lesson is the
+rendered text, so recall, memory and the web page read it like any other lesson; a reply that
+holds no such object is kept as it came.
+
+    >>> render(parse('```json {"diagnosis": "off by one", "fix": "use <="} ```'))
+    'Diagnosis: off by one\\nFix: use <='
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+FIELDS = ("diagnosis", "fix", "failing_test")
+LABELS = {"diagnosis": "Diagnosis", "fix": "Fix", "failing_test": "Failing test"}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {name: {"type": "string", "maxLength": 400} for name in FIELDS},
+    "required": list(FIELDS),
+    "additionalProperties": False,
+}
+REQUEST = (
+    "Result of checking your answer: {result}\n\n"
+    'Reply with only a JSON object of three short strings: "diagnosis" (why the answer '
+    'failed), "fix" (a concrete plan for the next attempt, not the full answer) and '
+    '"failing_test" (the check that failed, as given above, or "" if none was named).'
+)
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse(text: str) -> dict[str, str] | None:
+    """The three fields from a reply, or None when it holds no object with a diagnosis or fix."""
+    found = _OBJECT.search(text)
+    if found is None:
+        return None
+    data: Any = None
+    for load in (json.loads, ast.literal_eval):  # JSON, or a Python-style dict with 'quotes'
+        try:
+            data = load(found.group(0))
+            break
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+    if not isinstance(data, dict):
+        return None
+    fields = {name: " ".join(str(data.get(name) or "").split()) for name in FIELDS}
+    return fields if fields["diagnosis"] or fields["fix"] else None
+
+
+def render(fields: dict[str, str] | None) -> str:
+    """The lesson's text: one labelled line per non-empty field."""
+    if not fields:
+        return ""
+    return "\n".join(f"{LABELS[k]}: {fields[k]}" for k in FIELDS if fields.get(k))
+
+
+def lesson_text(reply: str) -> str:
+    """What is stored for a structured reply: the rendered fields, or the reply as it came."""
+    return render(parse(reply)) or reply
