@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -21,10 +22,18 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_chroma(tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_chroma(folder: Path) -> Iterator[str]:
+    """`chroma run` with its data and log in `folder`, on a free loopback port: its URL."""
     chroma = Path(sys.executable).parent / "chroma"
     port = free_port()
-    log = tmp_path_factory.mktemp("server") / "chroma.log"
-    cmd = [str(chroma), "run", "--path", str(log.parent / "data"), "--host", "127.0.0.1",
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "chroma.log"
+    cmd = [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
            "--port", str(port)]  # fmt: skip
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,8 +38,12 @@ EMPTY = Fault(content="")
 class StubServer:
     """Serves POST /v1/chat/completions: each request gets the next scripted reply."""
 
-    def __init__(self, replies: list[str | Fault], delay_s: float = 0.0) -> None:
-        self.replies: Iterator[str | Fault] = iter(replies)
+    def __init__(
+        self, replies: list[str | Fault] | Callable[[dict[str, Any]], str], delay_s: float = 0.0
+    ) -> None:
+        # a list: the next reply for each request; a function: the reply to each request's body
+        self.answer = replies if callable(replies) else None
+        self.replies: Iterator[str | Fault] = iter([] if callable(replies) else replies)
         self.requests: list[dict[str, Any]] = []
         self.delay_s = delay_s
         self.in_flight = self.max_in_flight = 0
@@ -61,7 +65,7 @@ class StubServer:
     def _reply(self, body: dict[str, Any]) -> tuple[Fault, bytes]:
         with self._lock:
             self.requests.append(body)
-            reply = next(self.replies, "SCRIPT EXHAUSTED")
+            reply = self.answer(body) if self.answer else next(self.replies, "SCRIPT EXHAUSTED")
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         fault = reply if isinstance(reply, Fault) else Fault(content=reply, headers={})

@@ -225,6 +225,13 @@ class RunConfig(Record):
         parse=float,
         flag="--timeout",
     )
+    executor: str = setting(
+        "local",
+        help="where trials run: local (here) or ray (Ray tasks on a cluster: --env and --model "
+        "by name, and a Chroma server, --chroma-url, for strategies that keep lessons)",
+        choices=("local", "ray"),
+    )
+    ray_address: str | None = setting(help="with --executor ray: the cluster (host:port)")
     run_id: str = setting("", help="the run's id (given by the run folder)", cli=False)
 
     def validate(self) -> None:

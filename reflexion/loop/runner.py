@@ -16,15 +16,16 @@ in `.stopped`, and the same call again resumes it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memory.backend import close_all
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Actor, Env, Memory
+from reflexion.core.records import Step
 from reflexion.loop.budget import Budget, RunResults
 from reflexion.loop.config import RunConfig
-from reflexion.loop.schedule import Trials, run_jobs
+from reflexion.loop.schedule import TrialRunner, Trials, run_jobs
 from reflexion.loop.setup import ActorFor, Injected, Prepared, prepare
 from reflexion.strategies import Strategy
 
@@ -78,13 +79,19 @@ async def arun(
 
 async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults:
     budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
+    if config.executor == "ray":
+        from reflexion.loop import cluster
+
+        cluster.check(config, given)
     plan = prepare(config, given)
     try:
+        if config.executor == "ray":
+            cluster.connect(config.ray_address)
         plan.folder.save_config(plan.saved)  # only once every input has been checked
         done = {r.key for r in plan.folder.results()}
         _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
         jobs = [job for job in _jobs(plan) if job not in done]
-        trials = Trials(plan, budget.tap(plan.folder.write_step))
+        trials = _trials(plan, budget.tap(plan.folder.write_step))
         cut = await run_jobs(jobs, trials, plan.folder, budget, progress)
     finally:
         plan.folder.close()
@@ -94,6 +101,14 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
     results.stopped = budget.stop() if cut else None
     results.folder = plan.folder.path
     return results
+
+
+def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
+    if plan.config.executor != "ray":
+        return Trials(plan, sink)
+    from reflexion.loop.cluster import RayTrials
+
+    return RayTrials(plan, sink)
 
 
 def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from reflexion.core.records import Step, Task, TaskResult
 from reflexion.loop.budget import Budget
@@ -19,6 +19,18 @@ from reflexion.loop.shown import TokenBudgetSpent
 from reflexion.loop.trial import RecordedTrial
 
 Job = tuple[str, str, int]  # strategy, task id, seed
+
+
+class TrialRunner(Protocol):
+    """What runs one trial: `Trials` here, or `RayTrials` on a cluster (reflexion.loop.cluster)."""
+
+    @property
+    def plan(self) -> Prepared: ...
+
+    @property
+    def tasks(self) -> dict[str, Task]: ...
+
+    async def run(self, strategy: str, task_id: str, seed: int) -> TaskResult: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +91,7 @@ async def _in_task_order(
 
 async def run_jobs(
     jobs: list[Job],
-    trials: Trials,
+    trials: TrialRunner,
     folder: RunFolder,
     budget: Budget,
     progress: bool,

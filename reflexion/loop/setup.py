@@ -111,6 +111,18 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     return plan
 
 
+def prepare_worker(config: RunConfig) -> Prepared:
+    """A run's plan on a Ray worker (reflexion.loop.cluster): env, model and memory by name, and
+    no run folder touched, since the driver writes every record."""
+    env = make_env(config.env)
+    strategies = parse_strategies(",".join(config.strategies))
+    tasks, named = _select_tasks(env, config.tasks), {s.name: s for s in strategies}
+    folder = RunFolder(Path(config.out or "."))
+    plan = Prepared(config, env, tasks, named, folder, {}, _actors(env, config, Injected()))
+    _open_memories(plan, _backends(config, strategies, None), None)
+    return plan
+
+
 def default_out(env: str) -> Path:
     """runs/ENV-TIME, the folder of a run given none."""
     slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)[:40]
