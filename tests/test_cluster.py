@@ -55,8 +55,9 @@ def reflexion(*args: str) -> subprocess.CompletedProcess[str]:
 
 def records(folder: Path) -> tuple[list[str], list[str]]:
     """Results and trace steps, as sorted JSON, without what differs by run: the run id (and the
-    lesson ids made from it), times, and which of two identical greedy calls was answered from the cache of identical calls (each
-    worker process has its own; the tokens are counted either way)."""
+    lesson ids made from it), times, and which of two identical greedy calls was answered from
+    the cache of identical calls (each worker process has its own; the tokens count either
+    way)."""
 
     def load(name: str, drop: tuple[str, ...]) -> list[str]:
         rows = [json.loads(line) for line in (folder / name).read_text().splitlines()]
