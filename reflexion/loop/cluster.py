@@ -55,19 +55,29 @@ def check(config: RunConfig, given: Injected) -> None:
         raise UsageError(msg)
 
 
-def connect(address: str | None) -> None:
+def connect(address: str | None) -> bool:
     """Join the cluster at `address` (host:port), or start Ray on this machine; a one-line
-    UsageError when it cannot be reached."""
+    UsageError when it cannot be reached. False when this process had joined Ray already (the
+    caller's own `ray.init`, which is then used as it is and left alone)."""
     if address:
         _reachable(address)
     import ray
 
+    if ray.is_initialized():
+        return False
     try:
         ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False,
                  logging_level=logging.ERROR, include_dashboard=False)  # fmt: skip
     except Exception as exc:  # Ray raises many kinds; each means "no cluster here"
         msg = f"cannot join the Ray cluster at {address or 'this machine'}: {exc}"
         raise UsageError(msg.splitlines()[0]) from None
+    return True
+
+
+def disconnect() -> None:
+    import ray
+
+    ray.shutdown()
 
 
 def _reachable(address: str) -> None:

@@ -84,9 +84,10 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
 
         cluster.check(config, given)
     plan = prepare(config, given)
+    joined = False
     try:
         if config.executor == "ray":
-            cluster.connect(config.ray_address)
+            joined = cluster.connect(config.ray_address)
         plan.folder.save_config(plan.saved)  # only once every input has been checked
         done = {r.key for r in plan.folder.results()}
         _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
@@ -96,6 +97,8 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
     finally:
         plan.folder.close()
         close_all(plan.owned)
+        if joined:
+            cluster.disconnect()
     wanted = set(_jobs(plan))
     results = RunResults(r for r in plan.folder.results() if r.key in wanted)
     results.stopped = budget.stop() if cut else None
