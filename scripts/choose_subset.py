@@ -38,25 +38,32 @@ def spaced(ids: list[int], count: int | None) -> list[int]:
     return [ids[i * len(ids) // count] for i in range(count)]
 
 
+def fail(message: str) -> None:
+    print(f"choose_subset: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("run", type=Path)
     parser.add_argument("--strategy", default="single")
     parser.add_argument("--count", type=int, default=None)
     args = parser.parse_args()
+    if args.count is not None and args.count < 1:
+        fail(f"--count must be at least 1, got {args.count}")
     if not (args.run / "results.jsonl").is_file():
-        sys.exit(f"choose_subset: error: no results.jsonl in {args.run}")
+        fail(f"no results.jsonl in {args.run}")
     results = RunFolder(args.run).results()
     tried = {r.task_id for r in results if r.strategy == args.strategy}
     if not tried:
-        sys.exit(f"choose_subset: error: no {args.strategy!r} results in {args.run}")
+        fail(f"no {args.strategy!r} results in {args.run}")
     signals = {p.signal or "visible" for r in results for p in r.curve[:1]}
     if signals != {"visible"}:
-        sys.exit(
-            f"choose_subset: error: {args.run} was scored by {', '.join(sorted(signals))}, "
-            "not the docstring examples: choose from a run with --signal visible"
-        )
+        fail(f"{args.run} was scored by {', '.join(sorted(signals))}, not the docstring "
+             "examples: choose from a run with --signal visible")  # fmt: skip
     missed = first_misses(results, args.strategy)
+    if not missed:
+        fail(f"no HumanEval problem in {args.run} failed its visible examples at first")
     chosen = spaced(missed, args.count)
     print(f"{len(missed)} of {len(tried)} problems: {args.strategy}'s first answer failed its")
     print(f"visible examples; {len(chosen)} chosen: {chosen}")

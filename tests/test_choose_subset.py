@@ -56,6 +56,14 @@ def test_count_keeps_an_even_spread_of_the_misses(tmp_path: Path) -> None:
 
 def test_a_run_scored_by_self_tests_is_refused_in_one_line(tmp_path: Path) -> None:
     done = choose(tmp_path, [first(1, False, False, signal="self-tests")])
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "--signal visible" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_nothing_to_choose_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
+    done = choose(tmp_path, [first(1, True, True)])
+    assert done.returncode == 2 and "failed its visible examples" in done.stderr
+    (tmp_path / "more").mkdir()
+    again = choose(tmp_path / "more", [first(2, False, False)], "--count", "0")
+    assert again.returncode == 2 and "--count must be at least 1" in again.stderr

@@ -91,3 +91,30 @@ def test_audit_of_a_run_without_memory_or_recalls_says_so(
     # one episode: no lesson was written before a recall, so no episode recalled one
     out = out_of(["memory", "audit", str(once)], capsys)
     assert out.strip() == f"no episode in {once} recalled a lesson: nothing to audit"
+
+
+def test_two_runs_sharing_a_store_are_audited_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = tmp_path / "shared"
+    for name in ("a", "b"):
+        argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "3"]
+        argv += ["--memory", str(shared), "--out", str(tmp_path / name), *FAST]
+        assert main(argv) == 0
+    for name in ("a", "b"):
+        out = out_of(["memory", "audit", str(tmp_path / name), "--sample", "50"], capsys)
+        audited = re.search(r"audited (\d+) of", out)
+        assert audited is not None and f"counted in the store: {audited[1]}" in out
+
+
+def test_audit_finds_a_run_s_server_store_by_itself(
+    chroma_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "served"
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "2"]
+    assert main([*argv, "--chroma-url", chroma_server, "--out", str(out), *FAST]) == 0
+    said = out_of(["memory", "audit", str(out), "--sample", "2"], capsys)
+    assert "audited 2 of" in said
+    assert "would forget 0 of" in out_of(
+        ["memory", "prune", str(out), "--harmful", "--dry-run"], capsys
+    )

@@ -28,6 +28,7 @@ from reflexion.models.local import ChatLocalGGUF
         ("Here it is: {'diagnosis': 'wrong sign', 'fix': 'negate'} Hope it helps.", "wrong sign"),
         ('{"diagnosis": "a {brace} in text", "fix": "x", "extra": 1}', "a {brace} in text"),
         ('{"diagnosis": "spread\\n  over   lines", "fix": ""}', "spread over lines"),
+        ('Example: {"x": 1}. Mine: {"diagnosis": "second block", "fix": "y"}', "second block"),
     ],
 )
 def test_replies_are_parsed_tolerantly(reply: str, diagnosis: str) -> None:

@@ -22,7 +22,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def client(run_dir: Path, allow_edit: bool = False) -> TestClient:
-    return TestClient(make_app(Site.from_paths([run_dir], allow_edit, token="t0k")))
+    app = make_app(Site.from_paths([run_dir], allow_edit, token="t0k"))
+    return TestClient(app, base_url="http://127.0.0.1")
 
 
 def lesson_ids(page: str) -> list[str]:
@@ -84,7 +85,11 @@ def test_a_lesson_page_says_who_recalled_it(run_dir: Path) -> None:
         ("/runs/hostile/tasks/k9", "no task &#x27;k9&#x27;"),
         ("/runs/hostile/tasks/k0?seed=7", "has no seed 7"),
         ("/runs/hostile/memory/0123456789abcdef", "no lesson &#x27;0123456789abcdef&#x27;"),
-        ("/runs/hostile/plots/../config.json", "nothing at"),
+        ("/runs/hostile/plots/..%2Fconfig.json", "nothing at /runs/hostile/plots/../config.json"),
+        ("/runs/hostile/plots/report.md", "no plot &#x27;report.md&#x27;"),
+        ("/runs/hostile/tasks/k0?seed=--5", "seed must be a whole number"),
+        ("/runs/hostile/tasks/k0?seed=%C2%B2", "seed must be a whole number"),
+        ("/runs/hostile/tasks/k0?seed=" + "9" * 5000, "seed must be a whole number"),
         ("/no/such/page", "nothing at /no/such/page"),
     ],
 )
@@ -113,10 +118,39 @@ def test_forgetting_needs_allow_edit_a_confirmation_and_the_token(
     assert "Not stored now" in history and "forget" in history and "misleading" in history
 
 
+def test_a_page_asked_for_by_another_host_name_is_refused(run_dir: Path) -> None:
+    """DNS rebinding: another site's page that points its name at 127.0.0.1 gets no form."""
+    web = client(run_dir, allow_edit=True)
+    rid = lesson_ids(web.get("/runs/hostile/memory").text)[0]
+    rebound = web.get(f"/runs/hostile/memory/{rid}/forget", headers={"host": "evil.example"})
+    assert rebound.status_code == 400 and "t0k" not in rebound.text
+
+
+def test_a_body_that_is_not_utf8_is_refused_not_a_crash(run_dir: Path, tmp_path: Path) -> None:
+    web = client(Path(shutil.copytree(run_dir, tmp_path / "hostile")), allow_edit=True)
+    rid = lesson_ids(web.get("/runs/hostile/memory").text)[0]
+    sent = web.post(f"/runs/hostile/memory/{rid}/forget", content=b"token=\xff\xfe")
+    assert sent.status_code == 403 and rid in web.get("/runs/hostile/memory").text
+
+
+def test_a_run_with_a_broken_config_is_one_row_not_a_broken_page(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    app = make_app(Site.from_paths([run_dir, broken]))
+    index = TestClient(app, base_url="http://127.0.0.1").get("/")
+    assert index.status_code == 200 and "unreadable" in index.text and "hostile" in index.text
+
+
 def test_serve_refuses_bad_input_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["serve", str(tmp_path / "missing")]) == 2
     assert main(["serve", str(tmp_path)]) == 2  # a folder with no run in it
+    (tmp_path / "config.json").write_text("{}")
+    assert main(["serve", str(tmp_path), "--allow-edit", "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "is not a folder" in err[0] and "holds none" in err[1]
+    assert len(err) == 3 and "is not a folder" in err[0] and "holds none" in err[1]
+    assert "--allow-edit serves this machine only" in err[2]

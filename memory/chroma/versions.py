@@ -34,10 +34,20 @@ class Versions:
     """The change log of one store (its own collection, beside the reflections)."""
 
     def __init__(self, client: Any) -> None:
-        # no vectors to search: each entry carries a 1-d placeholder, as Chroma wants one
-        self._collection = client.get_or_create_collection(VERSIONS, embedding_function=None)
+        import chromadb.errors
+
+        self._client = client
+        try:  # made by the first change: reading a store's history must not write to it
+            self._collection: Any = client.get_collection(VERSIONS, embedding_function=None)
+        except chromadb.errors.NotFoundError:
+            self._collection = None
 
     def record(self, rid: str, action: str, why: str, before: Reflection | None) -> Version:
+        if self._collection is None:
+            # no vectors to search: each entry carries a 1-d placeholder, as Chroma wants one
+            self._collection = self._client.get_or_create_collection(
+                VERSIONS, embedding_function=None
+            )
         number = len(self.of(rid)) + 1
         version = Version(rid, number, action, time.time(), why, before)
         meta = {"reflection_id": rid, "number": number, "action": action, "when": version.when}
@@ -51,6 +61,8 @@ class Versions:
 
     def of(self, rid: str) -> list[Version]:
         """The changes to `rid`, oldest first."""
+        if self._collection is None:
+            return []
         res = self._collection.get(where={"reflection_id": rid}, include=["documents", "metadatas"])
         out = []
         for doc, meta in zip(res["documents"] or [], res["metadatas"] or [], strict=True):

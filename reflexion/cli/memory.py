@@ -32,6 +32,7 @@ from reflexion.loop.memories import (
     credits_in,
     open_sources,
     recalls_of,
+    run_chroma_url,
     search_sources,
     settings_for,
     store_folder,
@@ -65,6 +66,8 @@ def add_memory_parser(sub: Any) -> None:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
+    if args.verb in (*AUDIT_VERBS, *EDIT_VERBS):
+        args.chroma_url = args.chroma_url or run_chroma_url(args.path)  # a run on a server
     if args.verb in AUDIT_VERBS:
         check_has_memory(args.path, args.chroma_url)
         return cmd_memory_audit(args, store_folder(args.path, args.chroma_url))

@@ -47,6 +47,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from reflexion.web.site import Site
 
     site = Site.from_paths(args.runs or [Path("runs")], args.allow_edit, secrets.token_hex(16))
+    if args.allow_edit and args.host not in LOCAL:
+        msg = f"--allow-edit serves this machine only: drop it, or --host {args.host}"
+        raise UsageError(msg)
     _check_free(args.host, args.port)
     if args.host not in LOCAL:
         print(f"reflexion: warning: listening on {args.host}: other machines can read these runs",

@@ -39,6 +39,7 @@ class Probe(Record):
     """One episode, rerun with and without one of the lessons it recalled."""
 
     lesson: str
+    run_id: str
     strategy: str
     task_id: str
     seed: int
@@ -57,13 +58,14 @@ class Probe(Record):
 
     @property
     def key(self) -> str:
-        return f"{self.strategy}/{self.task_id}/{self.seed}/{self.episode}"
+        return f"{self.run_id}/{self.strategy}/{self.task_id}/{self.seed}/{self.episode}"
 
 
 @dataclass(frozen=True)
 class Recall:
     """An episode that recalled lessons, and what the run recorded for it."""
 
+    run_id: str
     strategy: str
     task_id: str
     seed: int
@@ -96,7 +98,9 @@ def recalls_in(steps: Sequence[Step]) -> list[Recall]:
             continue
         ids = tuple(str(h["id"]) for h in hits)
         value = float(score.data.get("value", 0.0))
-        found.append(Recall(strategy, task_id, seed, episode, ids, recall.output, value))
+        found.append(
+            Recall(recall.run_id, strategy, task_id, seed, episode, ids, recall.output, value)
+        )
     return found
 
 
@@ -108,7 +112,7 @@ def sample(recalls: Sequence[Recall], n: int, seed: int = 0) -> list[tuple[Recal
 
 def _order(pair: tuple[Recall, str]) -> tuple[str, str, int, int, str]:
     r, lesson = pair
-    return (r.strategy, r.task_id, r.seed, r.episode, lesson)
+    return (r.strategy, r.task_id, r.seed, r.episode, lesson)  # one run's trace: one run id
 
 
 def audit_run(
@@ -185,6 +189,6 @@ async def _probe(
         runs.append((score.value, held_out.solved))
     (with_score, with_passed), (without_score, without_passed) = runs
     return Probe(
-        lesson, recall.strategy, recall.task_id, recall.seed, recall.episode,
+        lesson, recall.run_id, recall.strategy, recall.task_id, recall.seed, recall.episode,
         with_score, without_score, with_passed, without_passed, recall.score,
     )  # fmt: skip

@@ -82,6 +82,7 @@ def disconnect() -> None:
 
 def _reachable(address: str) -> None:
     host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")  # [::1]:6379
     if not host or not port.isdigit():
         msg = f"--ray-address wants host:port (e.g. 10.0.0.1:6379), got {address!r}"
         raise UsageError(msg)

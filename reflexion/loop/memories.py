@@ -65,6 +65,14 @@ def settings_for(path: Path, url: str | None) -> StoreSettings:
     return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
 
 
+def run_chroma_url(path: Path) -> str | None:
+    """The Chroma server a run folder's lessons went to (its --chroma-url), if any."""
+    config = RunFolder(path).load_config() if path.is_dir() else None
+    url = (config or {}).get("chroma_url")
+    copied = (config or {}).get("memory_mode") == "copy"  # its lessons are in OUT/memory
+    return str(url) if url and not copied else None
+
+
 def open_sources(settings: StoreSettings, path: Path) -> list[tuple[str, Memory]]:
     """Every store a backend finds for this run folder (or store folder), with a label."""
     sources: list[tuple[str, Memory]] = []

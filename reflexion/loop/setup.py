@@ -114,6 +114,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
 def prepare_worker(config: RunConfig) -> Prepared:
     """A run's plan on a Ray worker (reflexion.loop.cluster): env, model and memory by name, and
     no run folder touched, since the driver writes every record."""
+    config = dataclasses.replace(config, executor="local")  # this process runs the trials
     env = make_env(config.env)
     strategies = parse_strategies(",".join(config.strategies))
     tasks, named = _select_tasks(env, config.tasks), {s.name: s for s in strategies}
@@ -216,7 +217,9 @@ def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
     if model is None and config.model is not None:
         from reflexion.models.registry import load_model
 
-        model = load_model(config.model, config.speculative)
+        model = load_model(config.model, config.speculative)  # a bad name fails here
+    if config.executor == "ray":
+        return _on_the_workers  # they load the model; the driver never calls it
     if model is not None:
         chat = _chat_actors(model, config)
         if isinstance(env, InteractiveEnv):  # each candidate is a rollout of the game
@@ -228,6 +231,11 @@ def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
         msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
         raise UsageError(msg)
     return env.actor
+
+
+def _on_the_workers(seed: int) -> Actor:
+    msg = "with --executor ray the trials run on the workers (reflexion.loop.cluster)"
+    raise RuntimeError(msg)
 
 
 def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], ChatActor]:

@@ -12,6 +12,7 @@ holds no such object is kept as it came.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 from typing import Any
@@ -34,21 +35,25 @@ _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def parse(text: str) -> dict[str, str] | None:
-    """The three fields from a reply, or None when it holds no object with a diagnosis or fix."""
-    found = _OBJECT.search(text)
-    if found is None:
-        return None
-    data: Any = None
-    for load in (json.loads, ast.literal_eval):  # JSON, or a Python-style dict with 'quotes'
+    """The three fields from a reply, or None when it holds no object with a diagnosis or fix:
+    the first JSON object in it that has one, else a Python-style dict with 'quotes'."""
+    decoder = json.JSONDecoder()
+    candidates: list[Any] = []
+    for start in (i for i, c in enumerate(text) if c == "{"):
         try:
-            data = load(found.group(0))
-            break
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            candidates.append(decoder.raw_decode(text, start)[0])
+        except ValueError:
             continue
-    if not isinstance(data, dict):
-        return None
-    fields = {name: " ".join(str(data.get(name) or "").split()) for name in FIELDS}
-    return fields if fields["diagnosis"] or fields["fix"] else None
+    found = _OBJECT.search(text)
+    if found is not None:
+        with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+            candidates.append(ast.literal_eval(found.group(0)))
+    for data in candidates:
+        if isinstance(data, dict):
+            fields = {name: " ".join(str(data.get(name) or "").split()) for name in FIELDS}
+            if fields["diagnosis"] or fields["fix"]:
+                return fields
+    return None
 
 
 def render(fields: dict[str, str] | None) -> str:

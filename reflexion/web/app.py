@@ -10,12 +10,16 @@ site's page cannot make a browser forget) and a reason, kept in the lesson's his
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -29,7 +33,12 @@ from reflexion.web.site import NotFound, Site
 EDIT_OFF = "This page is read-only: start `reflexion serve` with --allow-edit to forget lessons."
 
 
-def make_app(site: Site) -> Starlette:
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def make_app(site: Site, hosts: Sequence[str] = LOCAL_HOSTS) -> Starlette:
+    """The app; a request naming another host than `hosts` is refused (a page of another site
+    that rebinds its name to this machine's address gets a 400, not the forget form)."""
     pages = Pages(site)
     routes = [
         Route("/", pages.index),
@@ -41,7 +50,8 @@ def make_app(site: Site) -> Starlette:
         Route("/runs/{run}/memory/{rid}/forget", pages.forget, methods=["GET", "POST"]),
     ]
     handlers: dict[Any, Any] = {NotFound: _not_found, HTTPException: _http_error}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    guard = Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[guard])
 
 
 class Pages:
@@ -66,8 +76,8 @@ class Pages:
 
     def task(self, request: Request) -> Response:
         seed = request.query_params.get("seed", "0")
-        if not seed.lstrip("-").isdigit():
-            msg = f"seed must be a whole number, got {seed!r}"
+        if not re.fullmatch(r"-?[0-9]{1,9}", seed):
+            msg = f"seed must be a whole number, got {seed[:40]!r}"
             raise NotFound(msg)
         name, task_id = _at(request, "run"), _at(request, "task")
         return HTMLResponse(task_page(self.site, name, task_id, int(seed)))
@@ -89,7 +99,8 @@ class Pages:
             return HTMLResponse(page("Read-only", tag("p", EDIT_OFF)), status_code=403)
         if request.method == "GET":
             return HTMLResponse(_confirm(site, name, rid))
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8")).items()}
+        body = (await request.body()).decode("utf-8", errors="replace")
+        form = {k: v[0] for k, v in parse_qs(body).items()}
         if form.get("token") != site.token:
             return HTMLResponse(page("Refused", tag("p", "This form is stale.")), status_code=403)
         forgotten = await run_in_threadpool(forget_lesson, site, name, rid, form.get("why", ""))
@@ -134,4 +145,5 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def serve(site: Site, host: str, port: int) -> None:
     import uvicorn
 
-    uvicorn.run(make_app(site), host=host, port=port, log_level="warning")
+    hosts = [*LOCAL_HOSTS, host, f"[{host}]"]
+    uvicorn.run(make_app(site, hosts), host=host, port=port, log_level="warning")

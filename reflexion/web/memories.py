@@ -38,14 +38,15 @@ def sources_of(site: Site, name: str) -> Iterator[list[tuple[str, Memory]]]:
     (a run without memory, a store that cannot be opened) say why there is nothing to show."""
     path = site.run(name)
     check_has_memory(path, None)
-    sources = open_sources(settings_for(path, None), path)
-    try:
-        yield sources
-    finally:
-        for _, memory in sources:
-            close = getattr(memory, "close", None)
-            if callable(close):
-                close()
+    with site.stores:
+        sources = open_sources(settings_for(path, None), path)
+        try:
+            yield sources
+        finally:
+            for _, memory in sources:
+                close = getattr(memory, "close", None)
+                if callable(close):
+                    close()
 
 
 def memory_page(site: Site, name: str, query: str, note: str = "") -> str:
@@ -192,7 +193,7 @@ def writable(site: Site, name: str) -> Iterator[ChromaMemory]:
         raise NotFound(msg)
     lock = StoreLock(folder)
     try:
-        with ChromaMemory.open(folder) as memory:
+        with site.stores, ChromaMemory.open(folder) as memory:
             yield memory
     finally:
         lock.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+from reflexion.core.errors import UsageError
 from reflexion.core.records import TaskResult
 from reflexion.report.build import BY_EPISODE, BY_TOKENS, facts
 from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
@@ -19,9 +20,13 @@ RESAMPLES = 1000  # bootstrap resamples for the page (the report uses more)
 
 
 def runs_page(site: Site) -> str:
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for name in site.runs:
-        config, results = site.config(name), site.results(name)
+        try:
+            config, results = site.config(name), site.results(name)
+        except (UsageError, ValueError, OSError) as exc:
+            rows.append((name, f"unreadable: {exc}", "", "", "", "", ""))
+            continue
         created = config.get("created")
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else ""
         rows.append((

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import secrets
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,12 @@ class Site:
     allow_edit: bool = False
     token: str = ""  # a form must send it back: another site cannot make the browser forget
     _steps: dict[Path, tuple[float, list[Step]]] = field(default_factory=dict)
+    # one store open at a time: chromadb's shared client per folder breaks when two threads
+    # open and close it together
+    stores: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.token = self.token or secrets.token_hex(16)
 
     @classmethod
     def from_paths(cls, paths: Sequence[Path], allow_edit: bool = False, token: str = "") -> Site:
