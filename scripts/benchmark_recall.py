@@ -6,8 +6,9 @@ against in batches. Every ratio is measured in this run.
 The stored lessons are synthetic: random unit vectors in the embedder's 384 dimensions, with
 the provenance a run writes (500 tasks, 5 episodes), since what a recall costs depends on how
 many vectors there are, not on what they say. Each query is a real lesson-like text, embedded
-by all-MiniLM-L6-v2 as a run embeds it, and goes through `ChromaMemory.recall` (global scope:
-the filter on env and run, then the ranking), as a trial's recall does.
+by all-MiniLM-L6-v2 as a run embeds it, and goes through `ChromaMemory.recall` as a trial's
+recall does: global scope (every lesson admitted) and task scope (the asking task's own: 1 in
+500), then the ranking. The numpy scan has no filter.
 
     .venv/bin/python scripts/benchmark_recall.py                       # 1k, 10k, 100k
     .venv/bin/python scripts/benchmark_recall.py --sizes 1000 --queries 50
@@ -90,10 +91,13 @@ def main() -> None:
     embedder = embedder_for(EMBEDDER)
     queries = [f"the answer failed on the {TOPICS[i % 6]} case {i}" for i in range(args.queries)]
     embedder.embed(queries[:2])  # load the model before timing
-    scope = RecallScope("bench", "t0", "another-run", "reflexion", 0, 1, scope="global")
+    scopes = {  # another run's trial asking: global scope admits every lesson, task scope 1 in 500
+        "global": RecallScope("bench", "t0", "another-run", "reflexion", 0, 1, scope="global"),
+        "task": RecallScope("bench", "t0", "another-run", "reflexion", 0, 1, scope="task"),
+    }
     rng = np.random.default_rng(0)
     print(f"recall of k={args.k}, {args.queries} queries each, query embedding included (ms)")
-    print(f"{'lessons':>8}  {'store':<9} {'p50':>7} {'p95':>7}   {'p50 vs numpy':>12}")
+    print(f"{'lessons':>8}  {'store':<9} {'scope':<7} {'p50':>7} {'p95':>7}   {'p50 vs numpy':>12}")
     with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp) / "server") as url:
         for n in sizes:
             vectors = rng.standard_normal((n, embedder.dim)).astype(np.float32)
@@ -106,9 +110,13 @@ def main() -> None:
                 collection = f"bench{n}"
                 with ChromaMemory(**where, embedder=embedder, collection=collection) as memory:
                     fill(memory, vectors, 0)
-                    p50, p95 = percentiles(lambda q: memory.recall(q, scope, args.k), queries)
-                print(f"{n:>8}  {name:<9} {p50:>7.2f} {p95:>7.2f}   {p50 / scan[0]:>11.1f}x")
-            print(f"{n:>8}  {'numpy':<9} {scan[0]:>7.2f} {scan[1]:>7.2f}   {1.0:>11.1f}x")
+                    for label, scope in scopes.items():
+                        p50, p95 = percentiles(lambda q: memory.recall(q, scope, args.k), queries)
+                        print(f"{n:>8}  {name:<9} {label:<7} {p50:>7.2f} {p95:>7.2f}   "
+                              f"{p50 / scan[0]:>11.1f}x")  # fmt: skip
+            print(
+                f"{n:>8}  {'numpy':<9} {'global':<7} {scan[0]:>7.2f} {scan[1]:>7.2f}   {1.0:>11.1f}x"
+            )
     throughput(embedder)
 
 

@@ -24,6 +24,7 @@ from memory.chroma.connect import (
     stored_model,
 )
 from memory.chroma.credit import add_credit
+from memory.chroma.filtering import nearest_admitted
 from memory.chroma.lock import StoreLock
 from memory.chroma.merging import merge
 from memory.chroma.rows import from_columns, to_metadata
@@ -156,12 +157,11 @@ class ChromaMemory:
 
     def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
         """Up to k reflections that `scope` admits, best first by the memory's Ranking:
-        similarity to `text`, the asking task's own lessons, recent ones.
-
-        >>> m.recall("the sign was wrong", scope, k=3)[0].similarity  # doctest: +SKIP
-        0.83
-        """
-        hits = self._query(text, self.ranking.candidates(k), cast("Where", scope.where()))
+        similarity to `text`, the asking task's own lessons, recent ones."""
+        vector = self._embed([text])[0]  # the scope's filter only if it must (chroma.filtering)
+        with self._calling():
+            stored = self._collection.count()
+        hits = nearest_admitted(self._search, vector, scope, self.ranking.candidates(k), stored)
         return self.ranking.rank(hits, scope.task_id, k)
 
     def nearest(self, text: str, scope: RecallScope) -> Recalled | None:
@@ -277,16 +277,16 @@ class ChromaMemory:
         return vectors
 
     def _query(self, text: str, k: int, where: Where | None) -> list[Recalled]:
-        if k <= 0:
-            return []
-        vector = self._embed([text])[0]
+        return self._search(self._embed([text])[0], k, where) if k > 0 else []
+
+    def _search(self, vector: Sequence[float], k: int, where: Where | None) -> list[Recalled]:
         with self._calling():
             # Some Chroma versions raise when n_results exceeds the collection size: cap it.
             n = min(k, self._collection.count())
             if n == 0:
                 return []
             res = self._collection.query(
-                query_embeddings=[vector],  # type: ignore[arg-type]
+                query_embeddings=[vector],
                 n_results=n,
                 where=where,
                 include=["documents", "metadatas", "distances"],
