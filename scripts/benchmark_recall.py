@@ -17,6 +17,7 @@ recall does: global scope (every lesson admitted) and task scope (the asking tas
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,10 @@ def fill(memory: ChromaMemory, vectors: np.ndarray, start: int) -> None:
                 documents=[r.text for r in chunk],
                 metadatas=[to_metadata(r) for r in chunk],
             )
+
+
+def recall(memory: ChromaMemory, scope: RecallScope, k: int, text: str) -> object:
+    return memory.recall(text, scope, k)
 
 
 def percentiles(run: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
