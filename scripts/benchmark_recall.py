@@ -116,9 +116,8 @@ def main() -> None:
                 with ChromaMemory(**where, embedder=embedder, collection=collection) as memory:
                     fill(memory, vectors, 0)
                     for label, scope in scopes.items():
-                        p50, p95 = percentiles(
-                            lambda q, s=scope: memory.recall(q, s, args.k), queries
-                        )
+                        asking = functools.partial(recall, memory, scope, args.k)
+                        p50, p95 = percentiles(asking, queries)
                         print(f"{n:>8}  {name:<9} {label:<7} {p50:>7.2f} {p95:>7.2f}   "
                               f"{p50 / scan[0]:>11.1f}x")  # fmt: skip
             row = f"{n:>8}  {'numpy':<9} {'global':<7} {scan[0]:>7.2f} {scan[1]:>7.2f}"
