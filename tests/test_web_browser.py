@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chroma_server import free_port
 from web_runs import HOSTILE, hostile_run
 
 CHROMIUM = os.environ.get("REFLEXION_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -30,12 +31,6 @@ if not Path(CHROMIUM).is_file():
         allow_module_level=True,
     )
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

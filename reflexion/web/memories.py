@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memory.backend import DEFAULT_EMBEDDER
 from memory.chroma import changes
 from memory.chroma.lock import StoreLock
 from memory.chroma.merging import merged_from
@@ -72,8 +73,6 @@ def memory_page(site: Site, name: str, query: str, note: str = "") -> str:
 
 
 def _hits(name: str, sources: list[tuple[str, Memory]], query: str, embedder: str) -> list[Html]:
-    from memory.backend import DEFAULT_EMBEDDER
-
     hits = search_sources(sources, query, SEARCH_HITS, embedder or DEFAULT_EMBEDDER)
     rows = [
         (f"{h.similarity or 0.0:.3f}", _id_link(name, h.reflection), h.reflection.task_id,
@@ -82,7 +81,7 @@ def _hits(name: str, sources: list[tuple[str, Memory]], query: str, embedder: st
     ]  # fmt: skip
     return [
         tag("h2", f"Most similar to \u201c{query}\u201d"),
-        _table(("similarity", "lesson", "task", "text"), rows, "hits"),
+        table(("similarity", "lesson", "task", "text"), rows, cls="hits"),
     ]
 
 
@@ -94,11 +93,14 @@ def _lessons(name: str, label: str, memory: Memory) -> list[Html]:
         for r in lessons
     ]  # fmt: skip
     head = ("lesson", "task", "written by", "score", "credit", "vague", "text")
-    return [tag("h2", f"{len(lessons)} lessons in {label}"), _table(head, rows, "lessons")]
+    return [tag("h2", f"{len(lessons)} lessons in {label}"), table(head, rows, cls="lessons")]
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[Any, ...]], cls: str) -> Html:
-    return table(head, rows, cls=cls)
+def _stored(memory: Memory, rid: str) -> Reflection | None:
+    """The lesson as `memory` holds it now (a Chroma store looks it up by id)."""
+    if isinstance(memory, ChromaMemory):
+        return memory.get(rid)
+    return next((r for r in memory.reflections() if r.id == rid), None)
 
 
 def _id_link(name: str, r: Reflection) -> Html:
@@ -115,8 +117,7 @@ def lesson_page(site: Site, name: str, rid: str) -> str:
     crumbs.append((url("runs", name, "memory", rid), rid))
     try:
         with sources_of(site, name) as sources:
-            found = [(m, m.get(rid) if isinstance(m, ChromaMemory) else None) for _, m in sources]
-            found += [(m, r) for _, m in sources for r in m.reflections() if r.id == rid]
+            found = [(m, _stored(m, rid)) for _, m in sources]
             body = _lesson(site, name, rid, found)
     except (UsageError, StoreError) as exc:
         raise NotFound(str(exc)) from None
@@ -141,7 +142,7 @@ def _lesson(
         rows = [(f"#{v.number}", _when(v.when), v.action, v.why, v.before.text if v.before else "")
                 for v in history]  # fmt: skip
         head = ("change", "when", "action", "why", "before")
-        body += [tag("h2", "History"), _table(head, rows, "history")]
+        body += [tag("h2", "History"), table(head, rows, cls="history")]
     return body
 
 
@@ -150,7 +151,7 @@ def _about(site: Site, name: str, memory: Memory, r: Reflection) -> list[Html]:
     credit = credits_in(memory).get(r.id)
     fields = [(k, v) for k, v in r.to_dict().items() if k not in ("text", "created")]
     fields.append(("created", _when(r.created)))
-    body = [pre(r.text, cls="lesson"), _table(("field", "value"), fields, "fields")]
+    body = [pre(r.text, cls="lesson"), table(("field", "value"), fields, cls="fields")]
     body.append(tag("p", f"Credit: {credit if credit is not None else 'not kept by this store'}"))
     recalls = recalls_of(site.run(name), r.id)
     rows = [
@@ -160,13 +161,16 @@ def _about(site: Site, name: str, memory: Memory, r: Reflection) -> list[Html]:
         for step, sim, after, source in recalls
     ]  # fmt: skip
     head = ("recalled by", "task", "episode", "similarity", "from", "score")
-    body += [tag("h2", f"Recalled {len(recalls)} times in this run"), _table(head, rows, "recalls")]
+    body += [
+        tag("h2", f"Recalled {len(recalls)} times in this run"),
+        table(head, rows, cls="recalls"),
+    ]
     merged = merged_from(memory, r.id) if isinstance(memory, ChromaMemory) else []
     if merged:
         rows = [(m["id"], m["task_id"], m["strategy"], m["seed"], m["episode"], m["run_id"])
                 for m in merged]  # fmt: skip
         head = ("merged in", "task", "strategy", "seed", "episode", "run")
-        body += [tag("h2", "Merged into this lesson"), _table(head, rows, "merged")]
+        body += [tag("h2", "Merged into this lesson"), table(head, rows, cls="merged")]
     if site.allow_edit and isinstance(memory, ChromaMemory) and memory.path is not None:
         forget = url("runs", name, "memory", r.id, "forget")
         body.append(tag("p", link(forget, "Forget this lesson…")))
