@@ -42,8 +42,9 @@ class RunConfig(Record):
 
     env: str = setting(
         "",
-        help="quadratic (no LLM), humaneval[:N|:spread-N], jsonl:PATH, python:MODULE:ATTR, "
-        "or a name you registered",
+        help="quadratic (no LLM), humaneval[:N|:spread-N|:first-miss|:ids=...], "
+        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], jsonl:PATH, "
+        "python:MODULE:ATTR, or a name you registered",
         result=True,
     )
     strategies: tuple[str, ...] = setting((), help="strategy names", cli=False)
