@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from envs.registry import make_env
 from reflexion import ReflexionError, RunConfig, run
@@ -28,6 +30,7 @@ from reflexion.core.records import Score, Task, TaskResult
 from reflexion.models import DEFAULT_MODEL
 from reflexion.report.arms import arm
 from reflexion.report.paired import format_pairs, pair
+from reflexion.report.stats import bootstrap_mean
 
 
 class Subset:
@@ -84,19 +87,52 @@ def main() -> None:
     print(f"\ntransfer on {args.env}: learn on {len(learn.tasks())} tasks, test on "
           f"{len(test.tasks())} ({time.perf_counter() - start:.0f} s this call)\n")  # fmt: skip
     print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
+    print_scores(empty, learned)
     arms = {"empty memory": empty, "learned memory": learned}
-    print_positions([t.id for t in test.tasks()], arms)
+    print_positions([t.id for t in test.tasks()], arms, "final success", final_passed)
+    print_positions([t.id for t in test.tasks()], arms, "final visible score", final_score)
 
 
-def print_positions(order: list[str], arms: dict[str, list[TaskResult]]) -> None:
-    """Final success by quarter of the stream: does it rise with the lessons behind it?"""
+def final_passed(result: TaskResult) -> float:
+    return float(result.final_passed)
+
+
+def final_score(result: TaskResult) -> float:
+    """The visible score of the trial's last attempt (e.g. concept coverage)."""
+    return result.curve[-1].score if result.curve else 0.0
+
+
+def print_scores(empty: list[TaskResult], learned: list[TaskResult]) -> None:
+    """The paired difference in final visible score: finer than pass/fail where few pass."""
+    a = {r.task_id: final_score(r) for r in empty}
+    b = {r.task_id: final_score(r) for r in learned}
+    diffs = [b[t] - a[t] for t in sorted(a.keys() & b.keys())]
+    if not diffs:
+        return
+    d = bootstrap_mean(diffs)
+    up, down = sum(x > 1e-9 for x in diffs), sum(x < -1e-9 for x in diffs)
+    print(
+        f"\nfinal visible score, paired: empty {np.mean([a[t] for t in b if t in a]):.3f}, "
+        f"learned {np.mean([b[t] for t in a if t in b]):.3f}; learned - empty {d.value:+.3f} "
+        f"[{d.low:+.3f}, {d.high:+.3f}], higher on {up}, lower on {down}, "
+        f"same on {len(diffs) - up - down}"
+    )
+
+
+def print_positions(
+    order: list[str],
+    arms: dict[str, list[TaskResult]],
+    what: str,
+    value: Callable[[TaskResult], float],
+) -> None:
+    """A mean by quarter of the stream: does it rise with the lessons behind it?"""
     quarters = [order[i * len(order) // 4 : (i + 1) * len(order) // 4] for i in range(4)]
-    print("\nfinal success by position in the stream (quarters of the test tasks)")
-    print("memory            " + "".join(f"  Q{i + 1} ({len(q)})" for i, q in enumerate(quarters)))
+    print(f"\n{what} by position in the stream (quarters of the test tasks)")
+    print("memory          " + "".join(f"  Q{i + 1} ({len(q)})" for i, q in enumerate(quarters)))
     for name, results in arms.items():
-        passed = {r.task_id: r.final_passed for r in results}
-        cells = [sum(passed.get(t, False) for t in q) / max(len(q), 1) for q in quarters]
-        print(f"{name:<16}" + "".join(f"{c:9.0%}" for c in cells))
+        values = {r.task_id: value(r) for r in results}
+        cells = [sum(values.get(t, 0.0) for t in q) / max(len(q), 1) for q in quarters]
+        print(f"{name:<16}" + "".join(f"{c:9.2f}" for c in cells))
 
 
 if __name__ == "__main__":
