@@ -218,6 +218,8 @@ def test_version_and_help_defaults(capsys) -> None:
     assert "reflections recalled per episode (default 3)" in shown
     assert "most candidates per task for every strategy (default 4)" in shown
     assert "--memory-backend" in shown and "--import MODULE" in shown
+    # every role's output limit is listed with its default, the self-tests' and a game's included
+    assert "tests 384, act 24)" in shown and "reflect 192" in shown
 
 
 def test_the_memory_backend_is_chosen_apart_from_the_strategy(tmp_path: Path, capsys) -> None:

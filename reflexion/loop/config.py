@@ -199,7 +199,8 @@ class RunConfig(Record):
     seed: int = setting(0, help="sampling seed", parse=int, result=True, label="sampling seed")
     max_tokens: dict[str, int] = setting(
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
-        "generate/refine/correct 512, feedback 256, reflect 192)",
+        + ", ".join(f"{role} {limit}" for role, limit in ROLE_TOKENS.items())
+        + ")",
         parse=role_limits,
         result=True,
         factory=dict,
