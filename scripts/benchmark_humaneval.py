@@ -5,7 +5,8 @@ Runs `single`, `self-refine` and `reflexion` (3 episodes) on HumanEval in one ru
 folder, OUT-self-tests. Writes the report and prints each strategy's pass@1 (held-out tests),
 tokens per solved problem and wall time, as ratios to `single` measured in this same run, and
 every pair of arms compared paired per problem. `single` is set beside the model's published
-HumanEval pass@1. Resumable: run it again with the same --out to finish.
+HumanEval pass@1. Resumable: run it again with the same --out to finish. --no-main runs only the
+self-tests folder and sets it against its own first answers.
 
     .venv/bin/python scripts/benchmark_humaneval.py                          # all 164 problems
     .venv/bin/python scripts/benchmark_humaneval.py --env humaneval:spread-40  # 40 spread out
@@ -20,12 +21,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from reflexion import ReflexionError, RunConfig, run
+from reflexion.core.records import TaskResult
 from reflexion.loop.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL
 from reflexion.report import Summary, format_table, write_report
-from reflexion.report.arms import arm
+from reflexion.report.arms import arm, first_attempt
 from reflexion.report.paired import all_pairs, format_pairs
 from reflexion.report.signals import format_signals, signal_errors
+from reflexion.report.stats import success_rate
 
 ST = "-self-tests"  # the second run folder: OUT-self-tests
 # HumanEval pass@1 as published (greedy), the model and where
@@ -35,6 +38,36 @@ PUBLISHED = {
 
 
 def main() -> None:
+    args = parse_args()
+    out = args.out or f"runs/bench-{args.env.replace(':', '-')}"
+    config = RunConfig(
+        env=args.env,
+        strategies=tuple(args.strategies.split(",")),
+        out=out,
+        episodes=args.episodes,
+        model=args.model,
+        concurrency=args.concurrency,
+    )
+    own = replace(config, strategies=("reflexion",), signal="self-tests", out=out + ST)
+    print(f"folders: {out}, {own.out}" if args.main else f"folder: {own.out}", flush=True)
+    start = time.perf_counter()
+    try:
+        results = run(config, progress=True) if args.main else []
+        if args.self_tests:
+            run(own, progress=True)
+    except ReflexionError as exc:
+        sys.exit(f"benchmark: error: {exc}")
+    elapsed = time.perf_counter() - start
+    if args.main:
+        report_main(config, results, elapsed, args.self_tests)
+    else:
+        report_self_tests(out + ST, args.model)
+    if args.self_tests:
+        print("\nreflexion+self-tests, its own tests against held-out, per attempt:")
+        print(format_signals(signal_errors(arm(out + ST, "reflexion", "reflexion+self-tests"))))
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--env",
@@ -53,39 +86,51 @@ def main() -> None:
         default=True,
         help="also run reflexion with --signal self-tests (in OUT-self-tests)",
     )
-    args = parser.parse_args()
-    out = args.out or f"runs/bench-{args.env.replace(':', '-')}"
-    config = RunConfig(
-        env=args.env,
-        strategies=tuple(args.strategies.split(",")),
-        out=out,
-        episodes=args.episodes,
-        model=args.model,
-        concurrency=args.concurrency,
+    parser.add_argument(
+        "--main",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the first folder (--strategies); --no-main runs only OUT-self-tests and sets "
+        "it against its own first answers (a single shot, under greedy decoding)",
     )
-    if "single" not in config.strategies:
+    args = parser.parse_args()
+    if args.main and "single" not in args.strategies.split(","):
         parser.error("--strategies must include single: the ratios are to single")
-    start = time.perf_counter()
-    try:
-        results = run(config, progress=True)
-        if args.self_tests:
-            own = replace(config, strategies=("reflexion",), signal="self-tests", out=out + ST)
-            run(own, progress=True)
-    except ReflexionError as exc:
-        sys.exit(f"benchmark: error: {exc}")
-    elapsed = time.perf_counter() - start
+    if not (args.main or args.self_tests):
+        parser.error("--no-main --no-self-tests leaves nothing to run")
+    return args
+
+
+def report_main(config: RunConfig, results: list[TaskResult], elapsed: float, own: bool) -> None:
+    out = str(config.out)  # set by main()
     report = write_report(Path(out), results, RunFolder(Path(out)).load_config() or {})
     print(format_table(report.summaries))
     print_ratios(report.summaries, elapsed)
-    print_published(report.summaries, args.model)
+    print_published(report.summaries, str(config.model))  # set by main()
     arms = list(results)
-    if args.self_tests:
+    if own:
         arms += arm(out + ST, "reflexion", "reflexion+self-tests")
     order = [*config.strategies, "reflexion+self-tests"]
     print(f"\npaired, on the same problems:\n{format_pairs(all_pairs(arms, order))}")
-    if args.self_tests:
-        print("\nreflexion+self-tests, its own tests against held-out, per attempt:")
-        print(format_signals(signal_errors(arm(out + ST, "reflexion", "reflexion+self-tests"))))
+    print(f"report: {report.files[-1]}")
+
+
+def report_self_tests(own: str, model: str) -> None:
+    """OUT-self-tests alone: its table, and reflexion set against its own first answers."""
+    folder = Path(own)
+    results = RunFolder(folder).results()
+    report = write_report(folder, results, RunFolder(folder).load_config() or {})
+    print(format_table(report.summaries))
+    first = first_attempt(folder, "reflexion", "first answer")
+    rate = success_rate(first, lambda r: r.final_passed)
+    published = PUBLISHED.get(model)
+    print(
+        f"\nfirst answer (a single shot): {rate.value:.1%} [{rate.low:.0%}-{rate.high:.0%}] here"
+        + (f"; {published[0]:.1f}% published for {model}" if published else "")
+    )
+    arms = first + arm(folder, "reflexion", "reflexion+self-tests")
+    pairs = all_pairs(arms, ["first answer", "reflexion+self-tests"])
+    print(f"\npaired, on the same problems:\n{format_pairs(pairs)}")
     print(f"report: {report.files[-1]}")
 
 

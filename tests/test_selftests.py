@@ -4,6 +4,8 @@ same cost, the fallback when none is usable, and that no hidden test reaches the
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ from envs.code_tasks.selftests import parse_self_tests
 from envs.humaneval.env import HumanEvalEnv
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
+from reflexion.report.arms import first_attempt
+from reflexion.report.paired import all_pairs
 
 FENCED = "```python\n{}\n```"
 
@@ -196,3 +200,28 @@ def test_jsonl_self_test_prompts_hold_no_hidden_test_and_questions_fall_back(
 def test_an_answer_too_deeply_nested_to_parse_is_dropped_not_a_crash() -> None:
     found = parse_self_tests("assert f(" + "-" * 5000 + "1) == 2", "f")
     assert found.tests == [] and found.dropped
+
+
+def test_the_first_answer_arm_is_a_single_shot_without_the_tests_cost(tmp_path: Path) -> None:
+    """benchmark_humaneval.py --no-main sets reflexion against its own first answers."""
+    replies = [TESTS, WRONG, "LESSON: compare every pair.", RIGHT]
+    results, _, steps = run_humaneval(tmp_path, replies, "self-tests", ("single", "reflexion"))
+    [first] = first_attempt(tmp_path / "run", "reflexion", "first answer")
+    single = results["single"]
+    assert (first.strategy, first.final_passed, first.any_passed) == ("first answer", False, False)
+    assert first.final_passed == single.final_passed and first.attempts == first.llm_calls == 1
+    [tests_call] = [s for s in steps if s.kind == "tests" and s.strategy == "single"]
+    paid = single.input_tokens + single.output_tokens
+    assert first.input_tokens + first.output_tokens == paid - tests_call.input_tokens - (
+        tests_call.output_tokens
+    )
+    [p] = all_pairs([first, results["reflexion"]], ["first answer", "reflexion"])
+    assert (p.won, p.lost, p.tied) == (1, 0, 0)
+
+
+def test_the_benchmark_refuses_to_run_nothing(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "scripts" / "benchmark_humaneval.py"
+    argv = [sys.executable, str(script), "--no-main", "--no-self-tests", "--out", str(tmp_path)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "leaves nothing to run" in done.stderr
+    assert "Traceback" not in done.stderr

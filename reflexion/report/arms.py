@@ -26,6 +26,33 @@ def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
     return [dataclasses.replace(r, strategy=label) for r in results]
 
 
+def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
+    """The trials of `strategy` cut to their first answer, as the arm `label`. Every strategy's
+    first answer comes from the same prompt, so under greedy decoding this is a single shot on
+    the same tasks: its held-out verdict is the first point of the curve, and its cost the first
+    `generate` call's tokens alone (not the self-tests written before it)."""
+    run = RunFolder(Path(folder))
+    calls = {  # a trial's steps are all in the trace once it has a result (resumes set aside
+        (s.task_id, s.seed): s  # the partial ones), so each finished trial has one first call
+        for s in run.steps()
+        if s.strategy == strategy and s.kind == "generate" and s.episode == 1
+    }
+    out = []
+    for r in run.results():
+        call = calls.get((r.task_id, r.seed))
+        if r.strategy != strategy or not r.curve or call is None:
+            continue
+        first = r.curve[0]
+        out.append(
+            dataclasses.replace(
+                r, strategy=label, final_passed=first.passed, any_passed=first.passed,
+                best_score=first.score, best_episode=first.episode, attempts=1, curve=(first,),
+                input_tokens=call.input_tokens, output_tokens=call.output_tokens, llm_calls=1,
+            )
+        )  # fmt: skip
+    return out
+
+
 ARM_COLUMNS: tuple[str, ...] = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won")
 ARM_COLUMNS += ("lost", "McNemar p", "tokens vs base", "published", "expected", "direction")
 
