@@ -6,7 +6,7 @@ folder, OUT-self-tests. Writes the report and prints each strategy's pass@1 (hel
 tokens per solved problem and wall time, as ratios to `single` measured in this same run, and
 every pair of arms compared paired per problem. `single` is set beside the model's published
 HumanEval pass@1. Resumable: run it again with the same --out to finish. --no-main runs only the
-self-tests folder and sets it against its own first answers.
+self-tests folder and sets it against its own first answers and what OUT already holds.
 
     .venv/bin/python scripts/benchmark_humaneval.py                          # all 164 problems
     .venv/bin/python scripts/benchmark_humaneval.py --env humaneval:spread-40  # 40 spread out
@@ -31,6 +31,7 @@ from reflexion.report.signals import format_signals, signal_errors
 from reflexion.report.stats import success_rate
 
 ST = "-self-tests"  # the second run folder: OUT-self-tests
+OWN = "reflexion+self-tests"  # its arm in the paired tables
 # HumanEval pass@1 as published (greedy), the model and where
 PUBLISHED = {
     "qwen2.5-coder-1.5b": (70.7, "Qwen2.5-Coder technical report, the instruct model"),
@@ -61,10 +62,10 @@ def main() -> None:
     if args.main:
         report_main(config, results, elapsed, args.self_tests)
     else:
-        report_self_tests(out + ST, args.model)
+        report_self_tests(out, args.model)
     if args.self_tests:
         print("\nreflexion+self-tests, its own tests against held-out, per attempt:")
-        print(format_signals(signal_errors(arm(out + ST, "reflexion", "reflexion+self-tests"))))
+        print(format_signals(signal_errors(arm(out + ST, "reflexion", OWN))))
 
 
 def parse_args() -> argparse.Namespace:
@@ -91,7 +92,8 @@ def parse_args() -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="run the first folder (--strategies); --no-main runs only OUT-self-tests and sets "
-        "it against its own first answers (a single shot, under greedy decoding)",
+        "it against its own first answers (a single shot, under greedy decoding) and against "
+        "the strategies OUT holds, if any",
     )
     args = parser.parse_args()
     if args.main and "single" not in args.strategies.split(","):
@@ -109,15 +111,16 @@ def report_main(config: RunConfig, results: list[TaskResult], elapsed: float, ow
     print_published(report.summaries, str(config.model))  # set by main()
     arms = list(results)
     if own:
-        arms += arm(out + ST, "reflexion", "reflexion+self-tests")
-    order = [*config.strategies, "reflexion+self-tests"]
+        arms += arm(out + ST, "reflexion", OWN)
+    order = [*config.strategies, OWN]
     print(f"\npaired, on the same problems:\n{format_pairs(all_pairs(arms, order))}")
     print(f"report: {report.files[-1]}")
 
 
-def report_self_tests(own: str, model: str) -> None:
-    """OUT-self-tests alone: its table, and reflexion set against its own first answers."""
-    folder = Path(own)
+def report_self_tests(out: str, model: str) -> None:
+    """OUT-self-tests: its table, and reflexion set against its own first answers and against
+    whatever the first folder, OUT, holds (its strategies were run there, perhaps alone)."""
+    folder = Path(out + ST)
     results = RunFolder(folder).results()
     report = write_report(folder, results, RunFolder(folder).load_config() or {})
     print(format_table(report.summaries))
@@ -128,8 +131,9 @@ def report_self_tests(own: str, model: str) -> None:
         f"\nfirst answer (a single shot): {rate.value:.1%} [{rate.low:.0%}-{rate.high:.0%}] here"
         + (f"; {published[0]:.1f}% published for {model}" if published else "")
     )
-    arms = first + arm(folder, "reflexion", "reflexion+self-tests")
-    pairs = all_pairs(arms, ["first answer", "reflexion+self-tests"])
+    main = RunFolder(Path(out)).results() if (Path(out) / "results.jsonl").exists() else []
+    arms = first + main + arm(folder, "reflexion", OWN)
+    pairs = all_pairs(arms, ["first answer", "single", "self-refine", "reflexion", OWN])
     print(f"\npaired, on the same problems:\n{format_pairs(pairs)}")
     print(f"report: {report.files[-1]}")
 

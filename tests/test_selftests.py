@@ -4,6 +4,8 @@ same cost, the fallback when none is usable, and that no hidden test reaches the
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,19 +61,21 @@ RIGHT = FENCED.format(
 )
 
 
-def run_humaneval(tmp_path: Path, replies: list[str], signal: str, strategies: tuple[str, ...]):
+def run_humaneval(
+    tmp_path: Path, replies: list[str], signal: str, strategies: tuple[str, ...], out: str = "run"
+):
     model = scripted(replies)
     config = RunConfig(
         env="humaneval:1",
         strategies=strategies,
-        out=str(tmp_path / "run"),
+        out=str(tmp_path / out),
         episodes=2,
         embedder="hash-64",
         signal=signal,
         concurrency=1,
     )
     results = run(config, model=model, env=HumanEvalEnv.from_spec("1"))
-    return {r.strategy: r for r in results}, model, RunFolder(tmp_path / "run").steps()
+    return {r.strategy: r for r in results}, model, RunFolder(tmp_path / out).steps()
 
 
 @pytest.mark.parametrize("signal", ["self-tests", "both"])
@@ -219,9 +223,34 @@ def test_the_first_answer_arm_is_a_single_shot_without_the_tests_cost(tmp_path: 
     assert (p.won, p.lost, p.tied) == (1, 0, 0)
 
 
+BENCHMARK = Path(__file__).resolve().parents[1] / "scripts" / "benchmark_humaneval.py"
+
+
+def test_the_benchmark_pairs_the_self_tests_with_what_the_first_folder_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_humaneval(
+        tmp_path, [WRONG, "LESSON: compare every pair.", RIGHT], "visible", ("reflexion",), "b"
+    )
+    replies = [TESTS, WRONG, "LESSON: compare every pair.", WRONG]
+    run_humaneval(tmp_path, replies, "self-tests", ("reflexion",), "b-self-tests")
+    spec = importlib.util.spec_from_file_location("benchmark_humaneval", BENCHMARK)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.report_self_tests(str(tmp_path / "b"), "scripted")
+    cells = [re.split(r"\s{2,}", line.strip()) for line in capsys.readouterr().out.splitlines()]
+    won_lost_tied = {row[0]: row[3:6] for row in cells if " vs " in row[0] and row[0] != "B vs A"}
+    # the first folder's reflexion fixed its answer; the self-tested one did not
+    assert won_lost_tied == {
+        "reflexion vs first answer": ["1", "0", "0"],
+        "reflexion+self-tests vs first answer": ["0", "0", "1"],
+        "reflexion+self-tests vs reflexion": ["0", "1", "0"],
+    }
+
+
 def test_the_benchmark_refuses_to_run_nothing(tmp_path: Path) -> None:
-    script = Path(__file__).resolve().parents[1] / "scripts" / "benchmark_humaneval.py"
-    argv = [sys.executable, str(script), "--no-main", "--no-self-tests", "--out", str(tmp_path)]
+    argv = [sys.executable, str(BENCHMARK), "--no-main", "--no-self-tests", "--out", str(tmp_path)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "leaves nothing to run" in done.stderr
     assert "Traceback" not in done.stderr
