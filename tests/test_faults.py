@@ -20,7 +20,7 @@ from envs.registry import register_env
 from reflexion.cli import main
 from reflexion.core.records import Call, Task
 from reflexion.loop.actor import MAX_OUTPUT_CHARS, ChatActor
-from reflexion.loop.retry import RetryPolicy, is_transient
+from reflexion.loop.backoff import RetryPolicy, is_transient
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
 

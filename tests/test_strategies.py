@@ -15,10 +15,10 @@ from langchain_core.messages import AIMessage
 
 from memory import WindowMemory
 from reflexion.core.records import TaskResult
+from reflexion.loop.feedback import GENERIC_FEEDBACK
 from reflexion.loop.prompts import CORRECT_REQUEST
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
-from reflexion.loop.shown import GENERIC_FEEDBACK
 
 
 def run_one(

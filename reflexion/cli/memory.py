@@ -37,7 +37,7 @@ from reflexion.loop.memories import (
     settings_for,
     store_folder,
 )
-from reflexion.loop.values import positive
+from reflexion.loop.setting_parsers import positive
 
 
 def add_memory_parser(sub: Any) -> None:

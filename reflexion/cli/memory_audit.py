@@ -20,7 +20,7 @@ from memory.chroma.credit import credits
 from reflexion.cli.common import typed
 from reflexion.cli.memory_edit import writable_store
 from reflexion.core.errors import UsageError
-from reflexion.loop.values import positive
+from reflexion.loop.setting_parsers import positive
 
 AUDIT_VERBS = ("audit", "prune")
 

@@ -13,7 +13,7 @@ A reused call still counts in the strategy's cost (its tokens and calls are what
 would spend on its own); it is marked `reused` in the trace, with the time it really took: 0.
 
 A call that fails transiently (timeout, lost connection, 429, 5xx) is retried
-(reflexion.loop.retry); one that fails for good is recorded on the attempt as `Call.error`, and
+(reflexion.loop.backoff); one that fails for good is recorded on the attempt as `Call.error`, and
 the run goes on. An answer is kept as it came (empty or garbage: the env fails it), cut at
 MAX_OUTPUT_CHARS. Each call carries LangChain tags and metadata (strategy, task, seed, episode,
 role), so LangSmith or any callback handler can group them.
@@ -35,8 +35,8 @@ from langchain_core.runnables import RunnableConfig
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
 from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
 from reflexion.loop import prompts, structured
+from reflexion.loop.backoff import RetryPolicy
 from reflexion.loop.config import ROLE_TOKENS
-from reflexion.loop.retry import RetryPolicy
 from reflexion.loop.trial import CALL_INFO
 
 MAX_OUTPUT_CHARS = 100_000  # a runaway answer must not fill the trace, the memory or a prompt

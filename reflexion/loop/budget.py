@@ -1,4 +1,5 @@
-"""A token and time budget for one invocation of a run (`--max-tokens-total`, `--timeout`).
+"""A token and time budget for one invocation of a run (`--max-tokens-total`, `--timeout`), and
+the signal that one trial spent its own (`--task-tokens`).
 
 The budget taps the trace: every model call a trial records is charged as it lands, so the
 tokens of trials still in flight count too. Once a limit is reached the runner starts no new
@@ -20,6 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reflexion.core.records import Step, TaskResult
+
+
+class TokenBudgetSpent(Exception):  # noqa: N818 - a signal, not an error
+    """The trial used its --task-tokens: the strategy stops, and the trial returns its best."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from memory.backend import DEFAULT_EMBEDDER
 from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
-from reflexion.loop.shown import FEEDBACK_MODES
-from reflexion.loop.values import (
+from reflexion.loop.feedback import FEEDBACK_MODES
+from reflexion.loop.setting_parsers import (
     check_faults_and_budget,
     path_text,
     positive,

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reflexion.core.records import Step, Task, TaskResult
-from reflexion.loop.budget import Budget
+from reflexion.loop.budget import Budget, TokenBudgetSpent
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.setup import Prepared
-from reflexion.loop.shown import TokenBudgetSpent
 from reflexion.loop.trial import RecordedTrial
 
 Job = tuple[str, str, int]  # strategy, task id, seed

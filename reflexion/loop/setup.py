@@ -240,7 +240,7 @@ def _on_the_workers(seed: int) -> Actor:
 
 def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], ChatActor]:
     from reflexion.loop.actor import CallCache, ChatActor
-    from reflexion.loop.retry import RetryPolicy
+    from reflexion.loop.backoff import RetryPolicy
 
     if isinstance(model, Preloadable):
         model.load()  # e.g. the local model: fail on a bad file before any trial starts

@@ -37,9 +37,10 @@ from reflexion.core.records import (
     Task,
     TaskResult,
 )
+from reflexion.loop.budget import TokenBudgetSpent
+from reflexion.loop.feedback import shown_score
 from reflexion.loop.provenance import new_reflection, provenance
-from reflexion.loop.selftests import visible_score, write_self_tests
-from reflexion.loop.shown import TokenBudgetSpent, shown_score
+from reflexion.loop.signals import visible_score, write_self_tests
 
 StepSink = Callable[[Step], None]
 FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below any real score
@@ -152,7 +153,7 @@ class RecordedTrial:
         return attempt
 
     async def write_self_tests(self) -> None:
-        """Before the first attempt (--signal self-tests or both; reflexion.loop.selftests)."""
+        """Before the first attempt (--signal self-tests or both; reflexion.loop.signals)."""
         self.self_tests = await write_self_tests(self)
 
     def note(self, episode: int, kind: str, output: str, data: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
-"""What a strategy's prompts are shown of a check (`--feedback`), and the signal that a trial
-spent its token budget (`--task-tokens`).
+"""What a strategy's prompts are shown of a check (`--feedback`): the env's own feedback, one
+fixed line, or the score alone.
 
     >>> shown_score(Score(0.5, False, "2 of 4 examples failed: ..."), "generic").feedback
     'There may be an error in your answer; check it and try again.'
@@ -10,11 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 from reflexion.core.records import Score
-
-
-class TokenBudgetSpent(Exception):  # noqa: N818 - a signal, not an error
-    """The trial used its --task-tokens: the strategy stops, and the trial returns its best."""
-
 
 FEEDBACK_MODES = ("actionable", "generic", "none")
 # The SCoRe / CoCoS correction prompt: the same words whatever the check found.
