@@ -65,9 +65,12 @@ def print_iterations(results: list[TaskResult]) -> None:
         shrink = all(later <= earlier for earlier, later in zip(gains, gains[1:], strict=False))
         verdict = "no gains" if not any(gains) else ("yes" if shrink else "no")
         print(
-            f"{mode:<11}" + "".join(f"{y:8.1%}" for y in curve) + "   "
-            + "/".join(f"{g * 100:+.1f}" for g in gains) + f"   {verdict:>9}"
-        )  # fmt: skip
+            f"{mode:<11}"
+            + "".join(f"{y:8.1%}" for y in curve)
+            + "   "
+            + "/".join(f"{g * 100:+.1f}" for g in gains)
+            + f"   {verdict:>9}"
+        )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,9 @@ def main() -> None:
     parser.add_argument("--free-from", type=Path, help="a run folder with the free arm")
     args = parser.parse_args()
     out = Path(args.out)
-    base = RunConfig(env=args.env, strategies=("reflexion",), episodes=args.episodes,
-                     model=args.model)  # fmt: skip
+    base = RunConfig(
+        env=args.env, strategies=("reflexion",), episodes=args.episodes, model=args.model
+    )
     arms = {"structured": replace(base, reflection="structured", out=str(out / "structured"))}
     if args.free_from is None:
         arms["free"] = replace(base, out=str(out / "free"))
@@ -58,8 +59,10 @@ def main() -> None:
     if args.free_from is not None:
         free = _same_settings(args.free_from, out / "structured", free, structured)
     took = time.perf_counter() - start
-    print(f"\nstructured vs free reflections on {args.env}, {args.episodes} episodes, "
-          f"model {args.model} ({took:.0f} s of wall time this call)\n")  # fmt: skip
+    print(
+        f"\nstructured vs free reflections on {args.env}, {args.episodes} episodes, "
+        f"model {args.model} ({took:.0f} s of wall time this call)\n"
+    )
     print(arm_table([*free, *structured], "free", ROWS))
     print(_parsed(out / "structured"))
 

@@ -36,8 +36,12 @@ def main() -> None:
     for p in problems:
         official = Check("official tests", f"{p.test}\ncheck({p.entry_point})\n")
         helpers = task_helpers(p.prompt, p.entry_point)
-        run = run_checks(p.prompt + p.canonical_solution, [official], helpers=helpers,
-                         per_check_s=HELD_OUT_SECONDS)  # fmt: skip
+        run = run_checks(
+            p.prompt + p.canonical_solution,
+            [official],
+            helpers=helpers,
+            per_check_s=HELD_OUT_SECONDS,
+        )
         split += run.load_error is None and run.results[0].passed
     ours_s = time.perf_counter() - start
 
@@ -45,8 +49,10 @@ def main() -> None:
     print(f"{n} HumanEval references, official tests, one at a time")
     print(f"one process (official harness style): {baseline_s:6.1f} s, {one_process}/{n} passed")
     print(f"two processes (run_checks):           {ours_s:6.1f} s, {split}/{n} passed")
-    print(f"ratio: {ours_s / baseline_s:.2f}x the time, "
-          f"{1000 * (ours_s - baseline_s) / n:+.0f} ms per problem")  # fmt: skip
+    print(
+        f"ratio: {ours_s / baseline_s:.2f}x the time, "
+        f"{1000 * (ours_s - baseline_s) / n:+.0f} ms per problem"
+    )
 
 
 if __name__ == "__main__":

@@ -31,12 +31,22 @@ def served_model(latency: float) -> ThreadingHTTPServer:
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             self.rfile.read(int(self.headers["Content-Length"]))
             time.sleep(latency)
-            body = json.dumps({
-                "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": ANSWER}}],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-            }).encode()  # fmt: skip
+            body = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "m",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": ANSWER},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -73,8 +83,13 @@ def main() -> None:
         for _ in range(2):
             cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
-        base = RunConfig(env=f"jsonl:{tasks}", strategies=("single", "self-refine"), episodes=3,
-                         seeds=args.seeds, model=model)  # fmt: skip
+        base = RunConfig(
+            env=f"jsonl:{tasks}",
+            strategies=("single", "self-refine"),
+            episodes=3,
+            seeds=args.seeds,
+            model=model,
+        )
         rows: list[tuple[str, float, list[tuple[str, str, int, bool]]]] = []
         with tempfile.TemporaryDirectory() as tmp:
             for label, changes in (
@@ -88,8 +103,10 @@ def main() -> None:
         cluster.shutdown()  # type: ignore[no-untyped-call]
         server.shutdown()
     trials = len(rows[0][2])
-    print(f"{trials} trials (8 tasks x 2 strategies x {args.seeds} seeds, up to 3 episodes), "
-          f"model calls of {args.latency} s")  # fmt: skip
+    print(
+        f"{trials} trials (8 tasks x 2 strategies x {args.seeds} seeds, up to 3 episodes), "
+        f"model calls of {args.latency} s"
+    )
     for label, seconds, verdicts in rows:
         same = "same verdicts" if verdicts == rows[0][2] else "OTHER VERDICTS"
         print(f"  {label:<28} {seconds:7.1f} s   {seconds / rows[0][1]:5.2f}x   {same}")

@@ -41,10 +41,20 @@ TOPICS = ("loop bound", "empty list", "negative numbers", "string index", "round
 def lessons(n: int, start: int = 0) -> list[Reflection]:
     now = time.time()
     return [
-        Reflection(f"b{i:07d}", f"Lesson {i}: check the {TOPICS[i % len(TOPICS)]}.", "r0",
-                   "reflexion", "bench", f"t{i % 500}", 0, i % 5 + 1, 0.5, now + i)
+        Reflection(
+            f"b{i:07d}",
+            f"Lesson {i}: check the {TOPICS[i % len(TOPICS)]}.",
+            "r0",
+            "reflexion",
+            "bench",
+            f"t{i % 500}",
+            0,
+            i % 5 + 1,
+            0.5,
+            now + i,
+        )
         for i in range(start, start + n)
-    ]  # fmt: skip
+    ]
 
 
 def fill(memory: ChromaMemory, vectors: np.ndarray, start: int) -> None:
@@ -118,8 +128,10 @@ def main() -> None:
                     for label, scope in scopes.items():
                         asking = functools.partial(recall, memory, scope, args.k)
                         p50, p95 = percentiles(asking, queries)
-                        print(f"{n:>8}  {name:<9} {label:<7} {p50:>7.2f} {p95:>7.2f}   "
-                              f"{p50 / scan[0]:>11.1f}x")  # fmt: skip
+                        print(
+                            f"{n:>8}  {name:<9} {label:<7} {p50:>7.2f} {p95:>7.2f}   "
+                            f"{p50 / scan[0]:>11.1f}x"
+                        )
             row = f"{n:>8}  {'numpy':<9} {'global':<7} {scan[0]:>7.2f} {scan[1]:>7.2f}"
             print(f"{row}   {1.0:>11.1f}x")
     throughput(embedder)
@@ -154,8 +166,9 @@ class chroma_server:  # noqa: N801 - used as a context manager, like a function
         chroma = Path(sys.executable).parent / "chroma"
         self.proc = subprocess.Popen(
             [str(chroma), "run", "--path", str(self.folder), "--port", str(port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         url = f"http://127.0.0.1:{port}"
         for _ in range(300):
             try:

@@ -59,8 +59,10 @@ def main() -> None:
         fail(f"no {args.strategy!r} results in {args.run}")
     signals = {p.signal or "visible" for r in results for p in r.curve[:1]}
     if signals != {"visible"}:
-        fail(f"{args.run} was scored by {', '.join(sorted(signals))}, not the docstring "
-             "examples: choose from a run with --signal visible")  # fmt: skip
+        fail(
+            f"{args.run} was scored by {', '.join(sorted(signals))}, not the docstring "
+            "examples: choose from a run with --signal visible"
+        )
     missed = first_misses(results, args.strategy)
     if not missed:
         fail(f"no HumanEval problem in {args.run} failed its visible examples at first")

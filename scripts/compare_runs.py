@@ -50,8 +50,10 @@ def main() -> None:
     steps = [f.steps() for f in folders]
     strategies = [s for s in dict.fromkeys(r.strategy for r in results[0]) if passed(results[1], s)]
     print(f"A = {args.a}\nB = {args.b}\n")
-    print("strategy      tasks  pass A  pass B  won  lost  McNemar p   calls A/B   out tok A/B"
-          "  prompt tok A/B")  # fmt: skip
+    print(
+        "strategy      tasks  pass A  pass B  won  lost  McNemar p   calls A/B   out tok A/B"
+        "  prompt tok A/B"
+    )
     for s in strategies:
         c = compare_paired(passed(results[0], s), passed(results[1], s))
         (calls_a, out_a, in_a), (calls_b, out_b, in_b) = work(steps[0], s), work(steps[1], s)

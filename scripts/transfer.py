@@ -69,23 +69,31 @@ def main() -> None:
             sys.exit(f"transfer: error: --learn must be between 1 and {len(tasks) - 1}")
         learn, test = Subset(env, tasks[: args.learn]), Subset(env, tasks[args.learn :])
         base = RunConfig(
-            env=args.env, strategies=("reflexion",), episodes=args.episodes, model=args.model,
-            scope="global", order="stream", concurrency=1,
-        )  # fmt: skip
+            env=args.env,
+            strategies=("reflexion",),
+            episodes=args.episodes,
+            model=args.model,
+            scope="global",
+            order="stream",
+            concurrency=1,
+        )
         start = time.perf_counter()
         store = str(out / "store")
         run(replace(base, out=str(out / "learn"), memory=store), env=learn, progress=True)
         run(
             replace(base, out=str(out / "with"), memory=store, memory_mode="copy"),
-            env=test, progress=True,
-        )  # fmt: skip
+            env=test,
+            progress=True,
+        )
         run(replace(base, out=str(out / "empty")), env=test, progress=True)
     except ReflexionError as exc:
         sys.exit(f"transfer: error: {exc}")
     empty = arm(out / "empty", "reflexion", "empty memory")
     learned = arm(out / "with", "reflexion", "learned memory")
-    print(f"\ntransfer on {args.env}: learn on {len(learn.tasks())} tasks, test on "
-          f"{len(test.tasks())} ({time.perf_counter() - start:.0f} s this call)\n")  # fmt: skip
+    print(
+        f"\ntransfer on {args.env}: learn on {len(learn.tasks())} tasks, test on "
+        f"{len(test.tasks())} ({time.perf_counter() - start:.0f} s this call)\n"
+    )
     print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
     print_scores(empty, learned)
     arms = {"empty memory": empty, "learned memory": learned}

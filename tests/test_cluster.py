@@ -79,8 +79,9 @@ def records(folder: Path) -> tuple[list[str], list[str]]:
 
 def test_quadratic_on_the_cluster_gives_the_local_records(cluster: Any, tmp_path: Path) -> None:
     args = ["--env", "quadratic", "--strategies", "single,self-refine,resample", "--seeds", "2"]
-    remote = reflexion(*args, "--executor", "ray", "--ray-address", cluster.address,
-                       "--out", str(tmp_path / "ray"))  # fmt: skip
+    remote = reflexion(
+        *args, "--executor", "ray", "--ray-address", cluster.address, "--out", str(tmp_path / "ray")
+    )
     assert remote.returncode == 0, remote.stderr
     assert reflexion(*args, "--out", str(tmp_path / "local")).returncode == 0
     ray_records, local_records = records(tmp_path / "ray"), records(tmp_path / "local")
@@ -89,15 +90,35 @@ def test_quadratic_on_the_cluster_gives_the_local_records(cluster: Any, tmp_path
 
 
 def test_jsonl_with_a_served_model_and_a_chroma_server(cluster: Any, tmp_path: Path) -> None:
-    args = ["--env", f"jsonl:{EXAMPLE}", "--tasks", "2", "--episodes", "2", "--embedder", "hash-64",
-            "--strategies", "single,self-refine,reflexion"]  # fmt: skip
+    args = [
+        "--env",
+        f"jsonl:{EXAMPLE}",
+        "--tasks",
+        "2",
+        "--episodes",
+        "2",
+        "--embedder",
+        "hash-64",
+        "--strategies",
+        "single,self-refine,reflexion",
+    ]
     found = {}
     with StubServer(answer) as stub:
-        for name, executor in (("ray", ["--executor", "ray", "--ray-address", cluster.address]),
-                               ("local", [])):  # fmt: skip
+        for name, executor in (
+            ("ray", ["--executor", "ray", "--ray-address", cluster.address]),
+            ("local", []),
+        ):
             with running_chroma(tmp_path / f"{name}-chroma") as url:
-                done = reflexion(*args, *executor, "--model", f"openai-compatible:{stub.url}#m",
-                                 "--chroma-url", url, "--out", str(tmp_path / name))  # fmt: skip
+                done = reflexion(
+                    *args,
+                    *executor,
+                    "--model",
+                    f"openai-compatible:{stub.url}#m",
+                    "--chroma-url",
+                    url,
+                    "--out",
+                    str(tmp_path / name),
+                )
                 assert done.returncode == 0, done.stderr
                 found[name] = records(tmp_path / name), _lessons(url)
     assert found["ray"] == found["local"]
@@ -116,8 +137,18 @@ def _lessons(url: str) -> list[tuple[str, int]]:
 
 def test_a_killed_worker_loses_no_trial_and_doubles_none(cluster: Any, tmp_path: Path) -> None:
     out = tmp_path / "killed"
-    args = ["--env", f"jsonl:{EXAMPLE}", "--tasks", "4", "--episodes", "2",
-            "--strategies", "single,self-refine", "--out", str(out)]  # fmt: skip
+    args = [
+        "--env",
+        f"jsonl:{EXAMPLE}",
+        "--tasks",
+        "4",
+        "--episodes",
+        "2",
+        "--strategies",
+        "single,self-refine",
+        "--out",
+        str(out),
+    ]
     with StubServer(answer, delay_s=0.4) as stub:
         model = ["--model", f"openai-compatible:{stub.url}#m"]
         on_ray = ["--executor", "ray", "--ray-address", cluster.address]

@@ -169,9 +169,12 @@ def test_a_bug_in_one_trial_of_a_stream_stops_its_siblings(tmp_path: Path) -> No
         await asyncio.sleep(30)
 
     config = RunConfig(
-        env="quadratic", strategies=("boom", "slow"), out=str(tmp_path / "s"), tasks=1,
+        env="quadratic",
+        strategies=("boom", "slow"),
+        out=str(tmp_path / "s"),
+        tasks=1,
         order="stream",
-    )  # fmt: skip
+    )
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="a bug in a strategy"):
         run(config, strategies=[Strategy("boom", boom), Strategy("slow", slow)])

@@ -40,9 +40,14 @@ class CodeProblem:
     def run(self, code: str, checks: Sequence[Check], seconds: float) -> CheckRun:
         """`code` against `checks`, each limited to `seconds`."""
         return run_checks(
-            code, checks, per_check_s=seconds, memory_mb=self.memory_mb, hide=self.hide,
-            helpers=task_helpers(self.prompt, self.entry_point), entry_points=[self.entry_point],
-        )  # fmt: skip
+            code,
+            checks,
+            per_check_s=seconds,
+            memory_mb=self.memory_mb,
+            hide=self.hide,
+            helpers=task_helpers(self.prompt, self.entry_point),
+            entry_points=[self.entry_point],
+        )
 
     def score(
         self,

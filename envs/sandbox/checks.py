@@ -106,14 +106,24 @@ def run_checks(  # noqa: PLR0913
     start = functools.partial(Sandboxed, memory_mb=memory_mb, hide=hide, plan=sandbox_plan())
     try:
         with contextlib.ExitStack() as stack:
-            checks_side = stack.enter_context(start(
-                CHECKS_SIDE, stdin=json.dumps(given) + "\n", timeout_s=timeout,
-                pass_fds=[answers_read, requests_write], files=harness_files("checks"),
-            ))  # fmt: skip
-            code_side = stack.enter_context(start(
-                CODE_SIDE, stdin=json.dumps(code_given) + "\n", timeout_s=timeout + GRACE_S,
-                pass_fds=[requests_read, answers_write], files=harness_files("code"),
-            ))  # fmt: skip
+            checks_side = stack.enter_context(
+                start(
+                    CHECKS_SIDE,
+                    stdin=json.dumps(given) + "\n",
+                    timeout_s=timeout,
+                    pass_fds=[answers_read, requests_write],
+                    files=harness_files("checks"),
+                )
+            )
+            code_side = stack.enter_context(
+                start(
+                    CODE_SIDE,
+                    stdin=json.dumps(code_given) + "\n",
+                    timeout_s=timeout + GRACE_S,
+                    pass_fds=[requests_read, answers_write],
+                    files=harness_files("code"),
+                )
+            )
             while pipes:  # now only they hold the pipes: an end closes when one ends
                 os.close(pipes.pop())
             checked, events, ran = _finish(checks_side, code_side)

@@ -27,11 +27,33 @@ NOBODY = 65534  # uid and gid of nobody / nogroup
 # maps fewer uids (a container's user namespace) gets nobody instead.
 SANDBOX_UIDS = range(2_000_000, 2_000_000 + 65_536)
 # Where our data can live; each is covered by an empty tmpfs in the child's mount namespace.
-DATA_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home", "/work", "/opt", "/srv",
-             "/media", "/mnt")  # fmt: skip
+DATA_DIRS = (
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/run",
+    "/root",
+    "/home",
+    "/work",
+    "/opt",
+    "/srv",
+    "/media",
+    "/mnt",
+)
 # Never hidden, nor anything that holds them: the child's interpreter needs them.
-SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", "/sys", "/nix", "/gnu",
-               "/snap")  # fmt: skip
+SYSTEM_DIRS = (
+    "/usr",
+    "/bin",
+    "/lib",
+    "/lib64",
+    "/etc",
+    "/proc",
+    "/dev",
+    "/sys",
+    "/nix",
+    "/gnu",
+    "/snap",
+)
 # -i: its own System V IPC, so shared memory it makes neither outlives it nor reaches another run
 NAMESPACES = ("-n", "-m", "-i", "-p", "-f", "--kill-child", "--mount-proc")
 DISK_BYTES = 64 * 2**20  # all the code may write, with a mount namespace (a tmpfs of this size)

@@ -39,9 +39,14 @@ def run_python(
         'timed out after 1 s'
     """
     with Sandboxed(
-        source, timeout_s=timeout_s, memory_mb=memory_mb, cpu_s=cpu_s, stdin=stdin, hide=hide,
+        source,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        cpu_s=cpu_s,
+        stdin=stdin,
+        hide=hide,
         plan=sandbox_plan(),
-    ) as child:  # fmt: skip
+    ) as child:
         return child.finish(max_output=max_output)
 
 

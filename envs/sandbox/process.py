@@ -128,8 +128,9 @@ class Sandboxed:
             self._files[0].write(stdin.encode("utf-8"))
             self._files[0].seek(0)
             self._start = time.monotonic()
-            self._proc, self._status = _start(plan, limits, hidden, self._workdir,
-                                              self._files, pass_fds)  # fmt: skip
+            self._proc, self._status = _start(
+                plan, limits, hidden, self._workdir, self._files, pass_fds
+            )
             undo.callback(os.close, self._status)
             undo.callback(self._kill)
             self._undo = undo.pop_all()
@@ -154,10 +155,16 @@ class Sandboxed:
         stderr = _read(self._files[2], max_output)
         duration = time.monotonic() - self._start
         return SandboxResult(
-            returncode, _read(self._files[1], max_output), stderr, timed_out, duration,
+            returncode,
+            _read(self._files[1], max_output),
+            stderr,
+            timed_out,
+            duration,
             _reason(returncode, timed_out, exited, self.timeout_s, stderr),
-            self.plan.isolates_network, self.plan.uid >= 0, self.plan.isolates_files,
-        )  # fmt: skip
+            self.plan.isolates_network,
+            self.plan.uid >= 0,
+            self.plan.isolates_files,
+        )
 
     def _kill(self) -> int:
         # subtle: the leader is not reaped yet (WNOWAIT), so its pid still names our process

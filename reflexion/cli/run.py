@@ -111,8 +111,9 @@ def print_more(report: Report) -> None:
     if report.pairs:
         print(f"\npaired, on the same tasks:\n{format_pairs(report.pairs)}")
     if any(s.signal != "visible" for s in report.signals):
-        print(f"\nthe visible signal against held-out, per attempt:\n"
-              f"{format_signals(report.signals)}")  # fmt: skip
+        print(
+            f"\nthe visible signal against held-out, per attempt:\n{format_signals(report.signals)}"
+        )
 
 
 def cmd_report(folder: Path) -> int:

@@ -52,8 +52,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     _check_free(args.host, args.port)
     if args.host not in LOCAL:
-        print(f"reflexion: warning: listening on {args.host}: other machines can read these runs",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"reflexion: warning: listening on {args.host}: other machines can read these runs",
+            file=sys.stderr,
+        )
     mode = "forgetting allowed" if args.allow_edit else "read-only"
     where = f"[{args.host}]" if ":" in args.host else args.host
     print(f"serving {len(site.runs)} runs on http://{where}:{args.port}/ ({mode}); Ctrl-C stops")

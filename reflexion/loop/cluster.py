@@ -37,8 +37,8 @@ def check(config: RunConfig, given: Injected) -> None:
     or share: objects instead of names, or lessons kept anywhere but one Chroma server."""
     from reflexion.strategies import RUN_MEMORY, parse_strategies
 
-    objects = [n for n, o in (("env", given.env), ("model", given.model), ("memory", given.memory),
-               ("actor", given.actor)) if o is not None]  # fmt: skip
+    passed = {"env": given.env, "model": given.model, "memory": given.memory, "actor": given.actor}
+    objects = [name for name, value in passed.items() if value is not None]
     if objects or given.strategies:
         what = ", ".join(objects + (["strategies"] if given.strategies else []))
         msg = f"--executor ray builds everything by name on the workers: pass no {what} object"
@@ -66,8 +66,13 @@ def connect(address: str | None) -> bool:
     if ray.is_initialized():
         return False
     try:
-        ray.init(address=address or None, ignore_reinit_error=True, log_to_driver=False,
-                 logging_level=logging.ERROR, include_dashboard=False)  # fmt: skip
+        ray.init(
+            address=address or None,
+            ignore_reinit_error=True,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            include_dashboard=False,
+        )
     except Exception as exc:  # Ray raises many kinds; each means "no cluster here"
         msg = f"cannot join the Ray cluster at {address or 'this machine'}: {exc}"
         raise UsageError(msg.splitlines()[0]) from None

@@ -45,11 +45,19 @@ def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskRes
         first = r.curve[0]
         out.append(
             dataclasses.replace(
-                r, strategy=label, final_passed=first.passed, any_passed=first.passed,
-                best_score=first.score, best_episode=first.episode, attempts=1, curve=(first,),
-                input_tokens=call.input_tokens, output_tokens=call.output_tokens, llm_calls=1,
+                r,
+                strategy=label,
+                final_passed=first.passed,
+                any_passed=first.passed,
+                best_score=first.score,
+                best_episode=first.episode,
+                attempts=1,
+                curve=(first,),
+                input_tokens=call.input_tokens,
+                output_tokens=call.output_tokens,
+                llm_calls=1,
             )
-        )  # fmt: skip
+        )
     return out
 
 

@@ -58,7 +58,7 @@ def write_comparison(
                 "false_negative_rate": s.false_negative_rate,
             }
             for s in signals
-        ],  # fmt: skip
+        ],
     }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
@@ -165,7 +165,7 @@ def _page(
                     SIGNAL_COLUMNS,
                     signal_rows(extra[1]),
                     SIGNALS_TEXT,
-                ),  # fmt: skip
+                ),
             )
             if t.rows
         ],

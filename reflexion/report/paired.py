@@ -139,8 +139,10 @@ def task_means(results: Iterable[TaskResult]) -> dict[str, tuple[float, float]]:
         rows.setdefault(r.task_id, []).append(
             (float(r.final_passed), float(r.input_tokens + r.output_tokens))
         )
-    return {t: (float(np.mean([s for s, _ in v])), float(np.mean([k for _, k in v])))
-            for t, v in rows.items()}  # fmt: skip
+    return {
+        t: (float(np.mean([s for s, _ in v])), float(np.mean([k for _, k in v])))
+        for t, v in rows.items()
+    }
 
 
 def _token_ratio(tokens: Matrix, resamples: int) -> tuple[float | None, ...]:

@@ -29,15 +29,17 @@ def runs_page(site: Site) -> str:
             continue
         created = config.get("created")
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else ""
-        rows.append((
-            link(url("runs", name), name),
-            config.get("env", "?"),
-            config.get("model") or "none",
-            ", ".join(config.get("strategies", ())),
-            len({r.task_id for r in results}),
-            len(results),
-            when,
-        ))  # fmt: skip
+        rows.append(
+            (
+                link(url("runs", name), name),
+                config.get("env", "?"),
+                config.get("model") or "none",
+                ", ".join(config.get("strategies", ())),
+                len({r.task_id for r in results}),
+                len(results),
+                when,
+            )
+        )
     head = ("run", "env", "model", "strategies", "tasks", "trials", "created")
     return page("Runs", table(head, rows))
 
