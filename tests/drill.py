@@ -8,6 +8,7 @@ from envs.quadratic import Problem, QuadraticEnv
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Step
 from reflexion.loop.trial import RecordedTrial
+from reflexion.loop.trial_settings import TrialSettings
 from reflexion.strategies import STRATEGIES
 
 
@@ -18,13 +19,12 @@ def run_trial(
     steps: list[Step] = []
     spec = STRATEGIES[strategy]
     trial = RecordedTrial(
-        "run",
+        TrialSettings("run", episodes=budget),
         strategy,
         env,
         env.tasks()[0],
         env.actor(seed),
         seed,
-        budget,
         steps.append,
         memory if spec.memory is not None else None,
     )

@@ -221,10 +221,18 @@ class Trial(Protocol):
 
     task: Task
     actor: Actor
-    budget: int  # the most candidates this trial may produce
-    # what the model is shown of a check: "actionable" (the env's feedback, and Self-Refine's
-    # written feedback), "generic" (a fixed "there may be an error" line) or "none" (the score)
-    feedback: str
+
+    @property
+    def budget(self) -> int:
+        """The most candidates this trial may produce."""
+        ...
+
+    @property
+    def feedback(self) -> str:
+        """What the model is shown of a check: "actionable" (the env's feedback, and
+        Self-Refine's written feedback), "generic" (a fixed "there may be an error" line) or
+        "none" (the score)."""
+        ...
 
     @property
     def solved(self) -> bool:

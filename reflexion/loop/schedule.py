@@ -16,6 +16,7 @@ from reflexion.loop.budget import Budget, TokenBudgetSpent
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.setup import Prepared
 from reflexion.loop.trial import RecordedTrial
+from reflexion.loop.trial_settings import TrialSettings
 
 Job = tuple[str, str, int]  # strategy, task id, seed
 
@@ -39,30 +40,24 @@ class Trials:
     plan: Prepared
     sink: Callable[[Step], None]
     tasks: dict[str, Task] = field(init=False)
+    settings: TrialSettings = field(init=False)  # built once, handed to each trial
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", {t.id: t for t in self.plan.tasks})
+        object.__setattr__(self, "settings", TrialSettings.of(self.plan.config))
 
     async def run(self, strategy: str, task_id: str, seed: int) -> TaskResult:
-        p, c = self.plan, self.plan.config
+        p = self.plan
+        memory = p.memories.get(strategy)
         trial = RecordedTrial(
-            c.run_id,
+            self.settings,
             strategy,
             p.env,
             self.tasks[task_id],
             p.actor_for(seed),
             seed,
-            c.episodes,
             self.sink,
-            p.memories.get(strategy),
-            k=c.k,
-            scope=c.scope,
-            feedback=c.feedback,
-            signal=c.signal,
-            self_test_count=c.self_tests,
-            token_budget=c.task_tokens,
-            stream=c.order == "stream",
-            dedup=c.dedup,
+            memory,
         )
         try:
             await trial.write_self_tests()

@@ -12,16 +12,16 @@ from typing import Any, Protocol
 from envs.code_tasks.selftests import parse_self_tests
 from reflexion.core.protocols import Actor, Env, SelfTestingEnv, SelfTestWriter
 from reflexion.core.records import Call, Score, Task
+from reflexion.loop.trial_settings import TrialSettings
 
 
 class SelfTestedTrial(Protocol):
     """What of a trial (reflexion.loop.trial.RecordedTrial) the self-tests use."""
 
+    settings: TrialSettings
     env: Env
     task: Task
     actor: Actor
-    signal: str
-    self_test_count: int
     self_tests: tuple[str, ...]
 
     async def ask(self, call: Awaitable[Call], episode: int) -> Call: ...
@@ -36,17 +36,17 @@ class SelfTestedTrial(Protocol):
 async def write_self_tests(trial: SelfTestedTrial) -> tuple[str, ...]:
     """The tests kept for this trial (none under --signal visible, or for a task without
     code); the trace gets a `self-tests` step with them and with each dropped one's reason."""
-    env, task = trial.env, trial.task
-    if trial.signal == "visible" or not isinstance(env, SelfTestingEnv):
+    env, task, count = trial.env, trial.task, trial.settings.self_tests
+    if trial.settings.signal == "visible" or not isinstance(env, SelfTestingEnv):
         return ()
     subject = env.test_subject(task)
     if subject is None or not isinstance(trial.actor, SelfTestWriter):
         why = "this task has no code to test" if subject is None else "the actor writes none"
         trial.note(0, "self-tests", "", {"tests": [], "dropped": [], "note": why})
         return ()
-    call = await trial.ask(trial.actor.write_tests(task, subject, trial.self_test_count), 0)
+    call = await trial.ask(trial.actor.write_tests(task, subject, count), 0)
     entry = str(task.spec.get("entry_point", ""))
-    found = parse_self_tests(call.output, entry, trial.self_test_count)
+    found = parse_self_tests(call.output, entry, count)
     trial.note(
         0, "self-tests", "\n".join(found.tests), {"tests": found.tests, "dropped": found.dropped}
     )
@@ -56,13 +56,13 @@ async def write_self_tests(trial: SelfTestedTrial) -> tuple[str, ...]:
 async def visible_score(trial: SelfTestedTrial, candidate: str, episode: int) -> tuple[Score, str]:
     """The visible score and the signal that gave it: the self-tests when the trial has any
     (with the env's visible tests too, for "both"), else the env's visible tests."""
-    env = trial.env
+    env, signal = trial.env, trial.settings.signal
     if trial.self_tests and isinstance(env, SelfTestingEnv):
-        tests, both = trial.self_tests, trial.signal == "both"
+        tests, both = trial.self_tests, signal == "both"
 
         def check(task: Task, text: str) -> Score:
             return env.score_with_tests(task, text, tests, visible=both)
 
-        return await trial.check("score", check, candidate, episode), trial.signal
+        return await trial.check("score", check, candidate, episode), signal
     score = await trial.check("score", env.score, candidate, episode)
-    return score, "visible" if trial.signal == "visible" else "visible (no usable self-tests)"
+    return score, "visible" if signal == "visible" else "visible (no usable self-tests)"

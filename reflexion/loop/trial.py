@@ -41,6 +41,7 @@ from reflexion.loop.budget import TokenBudgetSpent
 from reflexion.loop.feedback import shown_score
 from reflexion.loop.provenance import new_reflection, provenance
 from reflexion.loop.signals import visible_score, write_self_tests
+from reflexion.loop.trial_settings import TrialSettings
 
 StepSink = Callable[[Step], None]
 FAILED_CHECK = -1e300  # the score of a candidate the env could not check: below any real score
@@ -50,39 +51,52 @@ CALL_INFO: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("refl
 
 
 @dataclass
+class TrialCounters:
+    """What a trial has spent and found so far, for its result and its curve."""
+
+    calls: int = 0  # model calls (a reused answer counts too)
+    reused: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    curve: list[Point] = field(default_factory=list)
+    recalled: dict[int, list[str]] = field(default_factory=dict)  # episode -> lesson ids
+    steps: int = 0  # trace steps written, for the next step's id
+    best_passed: bool = False  # the best candidate's held-out verdict
+    any_passed: bool = False
+    start: float = field(default_factory=time.perf_counter)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
 class RecordedTrial:
     """The `Trial` a strategy drives (reflexion.core.protocols), recording every step."""
 
-    run_id: str
+    settings: TrialSettings  # the run's, the same for each of its trials
     strategy: str
     env: Env
     task: Task
     actor: Actor
     seed: int
-    budget: int  # the most candidates this trial may produce (episodes / iterations)
     sink: StepSink
     memory: Memory | None = None
-    k: int = 3
-    scope: str = "task"
-    feedback: str = "actionable"  # what prompts show of a check (see shown_score)
-    signal: str = "visible"  # "visible", "self-tests" or "both" (see write_self_tests)
-    self_test_count: int = 5
     self_tests: tuple[str, ...] = ()  # the model's own tests of this task, once written
-    token_budget: int | None = None  # --task-tokens: no model call starts past it (see ask)
-    dedup: float | None = None  # --dedup: merge a new lesson into one this similar
-    stream: bool = False  # --order stream: earlier tasks are over (see RecallScope)
     attempts: list[Attempt] = field(default_factory=list)
     best: Attempt | None = None
-    _best_passed: bool = False
-    _any_passed: bool = False
-    _curve: list[Point] = field(default_factory=list)
-    _calls: int = 0
-    _reused: int = 0
-    _tokens: tuple[int, int] = (0, 0)
-    _errors: list[str] = field(default_factory=list)
-    _recalled: dict[int, list[str]] = field(default_factory=dict)  # episode -> lesson ids
-    _n: int = 0
-    _start: float = field(default_factory=time.perf_counter)
+    counters: TrialCounters = field(default_factory=TrialCounters)
+
+    @property
+    def budget(self) -> int:
+        """The most candidates this trial may produce (--episodes)."""
+        return self.settings.episodes
+
+    @property
+    def feedback(self) -> str:
+        """What prompts show of a check (see shown_score)."""
+        return self.settings.feedback
 
     @property
     def solved(self) -> bool:
@@ -96,7 +110,7 @@ class RecordedTrial:
         if self._over_budget():
             if isinstance(call, Coroutine):
                 call.close()  # never started: no "never awaited" warning
-            used = f"{sum(self._tokens)} tokens used of {self.token_budget}"
+            used = f"{self.counters.tokens} tokens used of {self.settings.task_tokens}"
             self._log(episode, "budget", output=used)
             raise TokenBudgetSpent
         info = {"strategy": self.strategy, "task_id": self.task.id, "seed": self.seed}
@@ -106,18 +120,19 @@ class RecordedTrial:
         finally:
             CALL_INFO.reset(token)
         if done.llm:
-            self._calls += 1
-            self._reused += done.reused
-        self._tokens = (self._tokens[0] + done.input_tokens, self._tokens[1] + done.output_tokens)
+            self.counters.calls += 1
+            self.counters.reused += done.reused
+        self.counters.input_tokens += done.input_tokens
+        self.counters.output_tokens += done.output_tokens
         if done.error:
-            self._errors.append(f"episode {episode} {done.role}: {done.error}")
+            self.counters.errors.append(f"episode {episode} {done.role}: {done.error}")
         self._log(episode, done.role, prompt=done.prompt, output=done.output, call=done)
         return done
 
     def _over_budget(self) -> bool:
         """Past --task-tokens, with a candidate in hand (the first answer is always asked)."""
-        limit = self.token_budget
-        return limit is not None and bool(self.attempts) and sum(self._tokens) >= limit
+        limit = self.settings.task_tokens
+        return limit is not None and bool(self.attempts) and self.counters.tokens >= limit
 
     async def attempt(self, call: Call, episode: int) -> Attempt:
         """Score a candidate (visible), evaluate it (held-out), keep the best."""
@@ -133,21 +148,21 @@ class RecordedTrial:
         self._log(episode, "score", output=score.feedback, data=data)
         self._log(episode, "evaluate", output=held_out.feedback, data=held_out.to_dict())
         if self.best is None or score.value > self.best.score.value:
-            self.best, self._best_passed = attempt, held_out.solved
-        self._any_passed = self._any_passed or held_out.solved
+            self.best, self.counters.best_passed = attempt, held_out.solved
+        self.counters.any_passed = self.counters.any_passed or held_out.solved
         assert self.best is not None
-        self._curve.append(
+        self.counters.curve.append(
             Point(
                 episode,
                 score.value,
                 self.best.score.value,
-                self._best_passed,
+                self.counters.best_passed,
                 held_out.solved,
-                sum(self._tokens),
-                self._calls,
+                self.counters.tokens,
+                self.counters.calls,
                 score.solved,
                 signal,
-                sum(self._tokens),
+                self.counters.tokens,
             )
         )
         return attempt
@@ -167,14 +182,14 @@ class RecordedTrial:
         try:
             return await asyncio.to_thread(check, self.task, candidate)
         except Exception as exc:  # noqa: BLE001 - env failures are data (STYLE habit 6)
-            self._errors.append(f"episode {episode} {kind}: {type(exc).__name__}: {exc}")
+            self.counters.errors.append(f"episode {episode} {kind}: {type(exc).__name__}: {exc}")
             # subtle: the text stays generic, since a held-out check's message may hold its secrets.
             return Score(FAILED_CHECK, False, f"the {kind} check failed on this answer")
 
     async def _credit(self, episode: int, score: Score) -> None:
         """Credit the lessons recalled for this episode with what their attempt did against
         the trial's attempt before (see Crediting)."""
-        ids = self._recalled.pop(episode, [])
+        ids = self.counters.recalled.pop(episode, [])
         if not ids or not isinstance(self.memory, Crediting):
             return
         before = self.attempts[-1].score.value if self.attempts else None
@@ -188,13 +203,14 @@ class RecordedTrial:
     async def recall(self, episode: int) -> list[Recalled]:
         if self.memory is None:
             return []
-        who = (self.env.name, self.task.id, self.run_id, self.strategy, self.seed, episode)
-        scope = RecallScope(*who, self.scope, stream=self.stream)
+        s = self.settings
+        who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
+        scope = RecallScope(*who, s.scope, stream=s.stream)
         at = time.time()
-        hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, self.k)
-        data = {"hits": [provenance(h, self.task.id, self.run_id) for h in hits], "at": at}
-        data |= {"k": self.k, "scope": self.scope, "stream": self.stream, "env": self.env.name}
-        self._recalled[episode] = [h.reflection.id for h in hits]
+        hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, s.k)
+        data = {"hits": [provenance(h, self.task.id, s.run_id) for h in hits], "at": at}
+        data |= {"k": s.k, "scope": s.scope, "stream": s.stream, "env": self.env.name}
+        self.counters.recalled[episode] = [h.reflection.id for h in hits]
         text = "\n".join(h.reflection.text for h in hits)
         query = (Message("human", self.task.prompt),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
@@ -204,7 +220,7 @@ class RecordedTrial:
         """Store a reflection with its provenance; a failed reflect call stores nothing."""
         if self.memory is None or call.error or not call.output.strip():
             return None
-        who = (self.run_id, self.strategy, self.env.name, self.task.id, self.seed)
+        who = (self.settings.run_id, self.strategy, self.env.name, self.task.id, self.seed)
         reflection = new_reflection(who, call.output, attempt, self.task.prompt)
         data: dict[str, Any] = {"id": reflection.id}
         data |= {"flag": reflection.flag} if reflection.flag else {}
@@ -222,12 +238,13 @@ class RecordedTrial:
 
     async def _twin(self, reflection: Reflection) -> Recalled | None:
         """The lesson this trial could recall next that is at least --dedup similar, if any."""
-        if self.dedup is None or not isinstance(self.memory, Merging):
+        s = self.settings
+        if s.dedup is None or not isinstance(self.memory, Merging):
             return None
-        who = (self.env.name, self.task.id, self.run_id, self.strategy, self.seed)
-        scope = RecallScope(*who, reflection.episode + 1, self.scope, stream=self.stream)
+        who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed)
+        scope = RecallScope(*who, reflection.episode + 1, s.scope, stream=s.stream)
         near = await asyncio.to_thread(self.memory.nearest, reflection.text, scope)
-        similar = near is not None and (near.similarity or 0.0) >= self.dedup
+        similar = near is not None and (near.similarity or 0.0) >= s.dedup
         return near if similar else None
 
     def result(self) -> TaskResult:
@@ -235,7 +252,7 @@ class RecordedTrial:
             msg = f"strategy {self.strategy} finished task {self.task.id} without an attempt"
             raise RuntimeError(msg)
         return TaskResult(
-            run_id=self.run_id,
+            run_id=self.settings.run_id,
             env=self.env.name,
             task_id=self.task.id,
             strategy=self.strategy,
@@ -243,28 +260,28 @@ class RecordedTrial:
             best_candidate=self.best.candidate,
             best_score=self.best.score.value,
             best_episode=self.best.episode,
-            final_passed=self._best_passed,
-            any_passed=self._any_passed,
+            final_passed=self.counters.best_passed,
+            any_passed=self.counters.any_passed,
             attempts=len(self.attempts),
-            llm_calls=self._calls,
-            input_tokens=self._tokens[0],
-            output_tokens=self._tokens[1],
-            wall_s=round(time.perf_counter() - self._start, 4),
-            reused_calls=self._reused,
+            llm_calls=self.counters.calls,
+            input_tokens=self.counters.input_tokens,
+            output_tokens=self.counters.output_tokens,
+            wall_s=round(time.perf_counter() - self.counters.start, 4),
+            reused_calls=self.counters.reused,
             curve=self._final_curve(),
-            errors=tuple(self._errors),
+            errors=tuple(self.counters.errors),
         )
 
     def _final_curve(self) -> tuple[Point, ...]:
         """The curve, with calls made after the last attempt (a feedback that said STOP, a
         reflection) charged to the last point, so the curve's cost ends at the trial's cost."""
-        *head, last = self._curve
-        tokens, calls = sum(self._tokens), self._calls
+        *head, last = self.counters.curve
+        tokens, calls = self.counters.tokens, self.counters.calls
         return (*head, dataclasses.replace(last, tokens=tokens, calls=calls))
 
     def _log(self, episode: int, kind: str, call: Call | None = None, **fields: Any) -> None:
-        self._n += 1
-        step_id = f"{self.strategy}/{self.task.id}/{self.seed}/{self._n:03d}-{kind}"
+        self.counters.steps += 1
+        step_id = f"{self.strategy}/{self.task.id}/{self.seed}/{self.counters.steps:03d}-{kind}"
         tokens: dict[str, Any] = {}
         if call is not None:
             tokens = {
@@ -281,7 +298,7 @@ class RecordedTrial:
         self.sink(
             Step(
                 step_id,
-                self.run_id,
+                self.settings.run_id,
                 self.strategy,
                 self.task.id,
                 self.seed,
