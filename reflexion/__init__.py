@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from envs.registry import make_env, register_env
     from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
     from memory.registry import register_backend
+    from reflexion.loop.actor import ChatActor
     from reflexion.loop.config import RunConfig
+    from reflexion.loop.prompts import generate_messages
     from reflexion.loop.runner import arun, run
     from reflexion.models.registry import load_model
     from reflexion.strategies import STRATEGIES, Strategy, register_strategy
@@ -59,6 +61,8 @@ _LAZY = {
     "RunConfig": "reflexion.loop.config",
     "run": "reflexion.loop.runner",
     "arun": "reflexion.loop.runner",
+    "ChatActor": "reflexion.loop.actor",  # the actor a run builds around a chat model
+    "generate_messages": "reflexion.loop.prompts",  # what that actor asks for a first answer
     "load_model": "reflexion.models.registry",
     "make_env": "envs.registry",
     "register_env": "envs.registry",
@@ -93,6 +97,7 @@ __all__ = [
     "Attempt",
     "Backend",
     "Call",
+    "ChatActor",
     "ChromaMemory",
     "Embedder",
     "Env",
@@ -115,6 +120,7 @@ __all__ = [
     "UsageError",
     "WindowMemory",
     "arun",
+    "generate_messages",
     "load_model",
     "make_env",
     "register_backend",

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from reflexion import ReflexionError, RunConfig, run
 from reflexion.models import DEFAULT_MODEL
-from reflexion.report.arms import arm, arm_table
+from reflexion.report import arm, arm_table
 
 ROWS = [  # arm, the paper's pass@1 (HumanEval-Rust, 50 hardest, GPT-4), expected direction
     ("single", "0.60", ""),

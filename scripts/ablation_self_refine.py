@@ -18,11 +18,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from reflexion import ReflexionError, RunConfig, run
-from reflexion.core.records import TaskResult
+from reflexion import ReflexionError, RunConfig, TaskResult, run
 from reflexion.models import DEFAULT_MODEL
-from reflexion.report.arms import arm, arm_table
-from reflexion.report.stats import episode_curve
+from reflexion.report import arm, arm_table, episode_curve
 
 MODES = ("actionable", "generic", "none")
 ROWS = [  # arm, what the paper found, expected direction against actionable

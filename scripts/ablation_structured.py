@@ -21,15 +21,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from reflexion import ReflexionError, RunConfig, run
-from reflexion.core.records import TaskResult
-from reflexion.loop.config import RESULT_FIELDS
-from reflexion.loop.runfolder import RunFolder
+from reflexion import ReflexionError, RunConfig, TaskResult, run
 from reflexion.models import DEFAULT_MODEL
-from reflexion.report.arms import arm, arm_table
+from reflexion.report import arm, arm_table, differing_settings, run_config, run_steps
 
 ROWS = [("free", "", ""), ("structured", "", "same")]  # expected: no worse than free
-SETTINGS = tuple(f for f in RESULT_FIELDS if f not in ("env", "reflection", "tasks"))
+NOT_COMPARED = ("env", "reflection", "tasks")  # the settings the two arms may differ in
 
 
 def main() -> None:
@@ -71,9 +68,8 @@ def _same_settings(
     given: Path, ours: Path, free: list[TaskResult], structured: list[TaskResult]
 ) -> list[TaskResult]:
     """The free arm's results on our tasks, once its run's settings are ours (but the env)."""
-    theirs, mine = RunFolder(given).load_config() or {}, RunFolder(ours).load_config() or {}
-    differ = [f for f in SETTINGS if theirs.get(f) != mine.get(f)]
-    if differ or theirs.get("reflection", "free") != "free":
+    differ = differing_settings(given, ours, ignore=NOT_COMPARED)
+    if differ or run_config(given).get("reflection", "free") != "free":
         sys.exit(
             f"ablation_structured: error: {given} differs in {', '.join(differ) or 'reflection'}"
         )
@@ -86,7 +82,7 @@ def _same_settings(
 
 def _parsed(folder: Path) -> str:
     """How many reflections came back as the JSON object (stored as labelled lines)."""
-    reflections = [s for s in RunFolder(folder).steps() if s.kind == "reflect"]
+    reflections = [s for s in run_steps(folder) if s.kind == "reflect"]
     labelled = sum(s.output.startswith(("Diagnosis: ", "Fix: ")) for s in reflections)
     return f"reflections parsed as the JSON object: {labelled} of {len(reflections)}"
 

@@ -14,7 +14,7 @@ import argparse
 import time
 
 from envs.code_tasks import task_helpers
-from envs.humaneval.env import HELD_OUT_SECONDS, load_problems
+from envs.humaneval import HELD_OUT_SECONDS, load_problems
 from envs.sandbox import Check, run_checks, run_python
 
 

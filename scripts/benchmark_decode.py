@@ -15,12 +15,8 @@ import time
 from dataclasses import dataclass
 
 from envs.humaneval import HumanEvalEnv
-from reflexion.core.records import Task
-from reflexion.loop.actor import ChatActor
-from reflexion.loop.prompts import generate_messages
-from reflexion.models import DEFAULT_MODEL
-from reflexion.models.local import ChatLocalGGUF
-from reflexion.models.server import start_server
+from reflexion import ChatActor, Task, generate_messages
+from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF, start_server
 
 TOKENS = 256
 

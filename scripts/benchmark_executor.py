@@ -68,6 +68,23 @@ def timed(config: RunConfig) -> tuple[float, list[tuple[str, str, int, bool]]]:
     return time.perf_counter() - start, verdicts
 
 
+Row = tuple[str, float, list[tuple[str, str, int, bool]]]  # label, seconds, verdicts
+
+
+def measure(base: RunConfig, ray_address: str) -> list[Row]:
+    """The same run locally (2 and 4 trials at a time) and on the Ray cluster, each timed."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, changes in (
+            ("local, 2 trials at a time", {"concurrency": 2}),
+            ("local, 4 trials at a time", {"concurrency": 4}),
+            ("ray, 2 worker nodes", {"executor": "ray", "ray_address": ray_address}),
+        ):
+            config = RunConfig(**(base.to_dict() | changes | {"out": f"{tmp}/{len(rows)}"}))
+            rows.append((label, *timed(config)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per model call")
@@ -90,15 +107,7 @@ def main() -> None:
             seeds=args.seeds,
             model=model,
         )
-        rows: list[tuple[str, float, list[tuple[str, str, int, bool]]]] = []
-        with tempfile.TemporaryDirectory() as tmp:
-            for label, changes in (
-                ("local, 2 trials at a time", {"concurrency": 2}),
-                ("local, 4 trials at a time", {"concurrency": 4}),
-                ("ray, 2 worker nodes", {"executor": "ray", "ray_address": cluster.address}),
-            ):
-                config = RunConfig(**(base.to_dict() | changes | {"out": f"{tmp}/{len(rows)}"}))
-                rows.append((label, *timed(config)))
+        rows = measure(base, cluster.address)
     finally:
         cluster.shutdown()  # type: ignore[no-untyped-call]
         server.shutdown()

@@ -20,15 +20,22 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from reflexion import ReflexionError, RunConfig, run
-from reflexion.core.records import TaskResult
-from reflexion.loop.runfolder import RunFolder
+from reflexion import ReflexionError, RunConfig, TaskResult, run
 from reflexion.models import DEFAULT_MODEL
-from reflexion.report import Summary, format_table, write_report
-from reflexion.report.arms import arm, first_attempt
-from reflexion.report.paired import all_pairs, format_pairs
-from reflexion.report.signals import format_signals, signal_errors
-from reflexion.report.stats import success_rate
+from reflexion.report import (
+    Summary,
+    all_pairs,
+    arm,
+    first_attempt,
+    format_pairs,
+    format_signals,
+    format_table,
+    run_config,
+    run_results,
+    signal_errors,
+    success_rate,
+    write_report,
+)
 
 ST = "-self-tests"  # the second run folder: OUT-self-tests
 OWN = "reflexion+self-tests"  # its arm in the paired tables
@@ -105,7 +112,7 @@ def parse_args() -> argparse.Namespace:
 
 def report_main(config: RunConfig, results: list[TaskResult], elapsed: float, own: bool) -> None:
     out = str(config.out)  # set by main()
-    report = write_report(Path(out), results, RunFolder(Path(out)).load_config() or {})
+    report = write_report(Path(out), results, run_config(out))
     print(format_table(report.summaries))
     print_ratios(report.summaries, elapsed)
     print_published(report.summaries, str(config.model))  # set by main()
@@ -121,8 +128,8 @@ def report_self_tests(out: str, model: str) -> None:
     """OUT-self-tests: its table, and reflexion set against its own first answers and against
     whatever the first folder, OUT, holds (its strategies were run there, perhaps alone)."""
     folder = Path(out + ST)
-    results = RunFolder(folder).results()
-    report = write_report(folder, results, RunFolder(folder).load_config() or {})
+    results = run_results(folder)
+    report = write_report(folder, results, run_config(folder))
     print(format_table(report.summaries))
     first = first_attempt(folder, "reflexion", "first answer")
     rate = success_rate(first, lambda r: r.final_passed)
@@ -131,7 +138,7 @@ def report_self_tests(out: str, model: str) -> None:
         f"\nfirst answer (a single shot): {rate.value:.1%} [{rate.low:.0%}-{rate.high:.0%}] here"
         + (f"; {published[0]:.1f}% published for {model}" if published else "")
     )
-    main = RunFolder(Path(out)).results() if (Path(out) / "results.jsonl").exists() else []
+    main = run_results(out) if (Path(out) / "results.jsonl").exists() else []
     arms = first + main + arm(folder, "reflexion", OWN)
     pairs = all_pairs(arms, ["first answer", "single", "self-refine", "reflexion", OWN])
     print(f"\npaired, on the same problems:\n{format_pairs(pairs)}")

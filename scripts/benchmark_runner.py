@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from reflexion import RunConfig, Score, Task, run
-from reflexion.models.fake import FixedChatModel
+from reflexion.models import FixedChatModel
 
 EPISODES = 4  # self-refine: 4 answers and 3 feedbacks, 7 calls per trial (nothing is solved)
 CALLS = 2 * EPISODES - 1

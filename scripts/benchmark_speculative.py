@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage
 
 from envs.humaneval import HumanEvalEnv
-from reflexion.core.records import Task
-from reflexion.loop.prompts import generate_messages
-from reflexion.models import DEFAULT_MODEL
-from reflexion.models.local import ChatLocalGGUF
+from reflexion import Task, generate_messages
+from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF
 
 
 @dataclass

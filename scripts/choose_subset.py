@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from reflexion.core.records import TaskResult
-from reflexion.loop.runfolder import RunFolder
+from reflexion import TaskResult
+from reflexion.report import run_results
 
 PREFIX = "HumanEval/"
 
@@ -53,7 +53,7 @@ def main() -> None:
         fail(f"--count must be at least 1, got {args.count}")
     if not (args.run / "results.jsonl").is_file():
         fail(f"no results.jsonl in {args.run}")
-    results = RunFolder(args.run).results()
+    results = run_results(args.run)
     tried = {r.task_id for r in results if r.strategy == args.strategy}
     if not tried:
         fail(f"no {args.strategy!r} results in {args.run}")

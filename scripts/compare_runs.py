@@ -12,9 +12,8 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-from reflexion.core.records import Step, TaskResult
-from reflexion.loop.runfolder import RunFolder
-from reflexion.report.paired import compare_paired
+from reflexion import Step, TaskResult
+from reflexion.report import compare_paired, run_results, run_steps
 
 ROLES = ("generate", "feedback", "refine", "correct", "reflect")
 
@@ -45,9 +44,9 @@ def main() -> None:
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)
     args = parser.parse_args()
-    folders = [RunFolder(args.a), RunFolder(args.b)]
-    results = [f.results() for f in folders]
-    steps = [f.steps() for f in folders]
+    folders = [args.a, args.b]
+    results = [run_results(f) for f in folders]
+    steps = [run_steps(f) for f in folders]
     strategies = [s for s in dict.fromkeys(r.strategy for r in results[0]) if passed(results[1], s)]
     print(f"A = {args.a}\nB = {args.b}\n")
     print(

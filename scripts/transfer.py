@@ -23,14 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from envs.registry import make_env
-from reflexion import ReflexionError, RunConfig, run
-from reflexion.core.protocols import Env
-from reflexion.core.records import Score, Task, TaskResult
+from envs import make_env
+from reflexion import Env, ReflexionError, RunConfig, Score, Task, TaskResult, run
 from reflexion.models import DEFAULT_MODEL
-from reflexion.report.arms import arm
-from reflexion.report.paired import format_pairs, pair
-from reflexion.report.stats import bootstrap_mean
+from reflexion.report import arm, bootstrap_mean, format_pairs, pair
 
 
 class Subset:
@@ -68,24 +64,8 @@ def main() -> None:
         if not 0 < args.learn < len(tasks):
             sys.exit(f"transfer: error: --learn must be between 1 and {len(tasks) - 1}")
         learn, test = Subset(env, tasks[: args.learn]), Subset(env, tasks[args.learn :])
-        base = RunConfig(
-            env=args.env,
-            strategies=("reflexion",),
-            episodes=args.episodes,
-            model=args.model,
-            scope="global",
-            order="stream",
-            concurrency=1,
-        )
         start = time.perf_counter()
-        store = str(out / "store")
-        run(replace(base, out=str(out / "learn"), memory=store), env=learn, progress=True)
-        run(
-            replace(base, out=str(out / "with"), memory=store, memory_mode="copy"),
-            env=test,
-            progress=True,
-        )
-        run(replace(base, out=str(out / "empty")), env=test, progress=True)
+        run_arms(args, learn, test)
     except ReflexionError as exc:
         sys.exit(f"transfer: error: {exc}")
     empty = arm(out / "empty", "reflexion", "empty memory")
@@ -99,6 +79,29 @@ def main() -> None:
     arms = {"empty memory": empty, "learned memory": learned}
     print_positions([t.id for t in test.tasks()], arms, "final success", final_passed)
     print_positions([t.id for t in test.tasks()], arms, "final visible score", final_score)
+
+
+def run_arms(args: argparse.Namespace, learn: Subset, test: Subset) -> None:
+    """Learn on the first tasks into a store, then test on the rest with a copy of it and with
+    an empty memory."""
+    out = Path(args.out)
+    base = RunConfig(
+        env=args.env,
+        strategies=("reflexion",),
+        episodes=args.episodes,
+        model=args.model,
+        scope="global",
+        order="stream",
+        concurrency=1,
+    )
+    store = str(out / "store")
+    run(replace(base, out=str(out / "learn"), memory=store), env=learn, progress=True)
+    run(
+        replace(base, out=str(out / "with"), memory=store, memory_mode="copy"),
+        env=test,
+        progress=True,
+    )
+    run(replace(base, out=str(out / "empty")), env=test, progress=True)
 
 
 def final_passed(result: TaskResult) -> float:

@@ -10,6 +10,12 @@ Rooms and layers (a room may import its own modules and any lower layer, nothing
     4  reflexion.web                       the web page (`reflexion serve`)
     5  reflexion.cli
     6  reflexion (the package's __init__ and __main__: the public API)
+    7  scripts                             measurements and tools, run as `python scripts/x.py`
+
+A script uses the package as a user would: it imports packages (what an `__init__.py` offers:
+`reflexion`, `reflexion.report`, `reflexion.models`, `memory`, `envs.sandbox`, ...), never a module
+inside one, and nothing of the loop's machinery (`reflexion.loop`) or a store's insides
+(`memory.chroma`).
 """
 
 from __future__ import annotations
@@ -31,8 +37,12 @@ ROOMS = {
     "reflexion.web": 4,
     "reflexion.cli": 5,
     "reflexion": 6,
+    "scripts": 7,
 }
-OURS = ("reflexion", "memory", "envs")
+OURS = ("reflexion", "memory", "envs", "scripts")
+SCRIPTS = "scripts"
+# what no script may import, not even a package of it: reached through `reflexion` and `memory`
+INTERNALS = ("reflexion.loop", "memory.chroma")
 # The programs that run inside a sandbox, where none of our packages exist: the launcher imports
 # the standard library only; the harness also its own modules, by relative imports (it is the
 # top-level package `harness` there).
@@ -55,7 +65,7 @@ def module_name(root: Path, path: Path) -> str:
 
 
 def modules(root: Path) -> dict[str, Path]:
-    """Every module of our three packages under `root`, by dotted name."""
+    """Every module of our packages and scripts under `root`, by dotted name."""
     found = {}
     for top in OURS:
         for path in sorted((root / top).rglob("*.py")):
@@ -99,10 +109,16 @@ def room(module: str) -> str | None:
 
 def layer_violations(root: Path) -> list[str]:
     bad = []
+    known = modules(root)
     for imp in imports(root):
         src, dst = room(imp.source), room(imp.target)
         where = f"{imp.source}:{imp.line} imports {imp.target}"
-        if imp.source.startswith((HARNESS, LAUNCHER)):
+        if src == SCRIPTS and dst is not None and not _public_face(imp.target, known):
+            bad.append(
+                f"{where}: a script may import a package (its __init__) only, not a "
+                f"module inside one, and nothing of {' or '.join(INTERNALS)}"
+            )
+        elif imp.source.startswith((HARNESS, LAUNCHER)):
             stdlib = imp.target.split(".")[0] in sys.stdlib_module_names and not imp.relative
             own = imp.relative and imp.source.startswith(HARNESS) and imp.target.startswith(HARNESS)
             if not (stdlib or own):
@@ -110,6 +126,13 @@ def layer_violations(root: Path) -> list[str]:
         elif dst is not None and src != dst and ROOMS[dst] >= ROOMS[str(src)]:
             bad.append(f"{where}: {src} (layer {ROOMS[str(src)]}) may not import {dst}")
     return bad
+
+
+def _public_face(target: str, known: dict[str, Path]) -> bool:
+    """A package of ours (its __init__), outside the internals no script may reach."""
+    inside = any(target == i or target.startswith(i + ".") for i in INTERNALS)
+    path = known.get(target)
+    return not inside and path is not None and path.name == "__init__.py"
 
 
 def cycles(root: Path) -> list[list[str]]:

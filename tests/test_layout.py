@@ -22,7 +22,7 @@ def test_no_module_imports_another_that_imports_it_back() -> None:
 
 
 def test_modules_and_functions_stay_small() -> None:
-    assert oversized(ROOT, max_module=300, max_function=40) == []
+    assert oversized(ROOT, max_module=400, max_function=40) == []
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -53,7 +53,45 @@ def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_pat
     assert any("envs.sandbox.harness.wire:1 imports numpy" in b for b in bad)
     assert any("envs.sandbox.harness.side:1 imports envs.sandbox.harness.wire" in b for b in bad)
     assert cycles(root) == [["envs.a", "envs.b"]]
-    assert oversized(root, 300, 40) == ["reflexion.core.x.f: 41 lines"]
+    assert oversized(root, 400, 40) == ["reflexion.core.x.f: 41 lines"]
+
+
+def test_scripts_import_public_faces_only(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "reflexion/__init__.py": "",
+            "reflexion/report/__init__.py": "",
+            "reflexion/report/arms.py": "",
+            "reflexion/loop/__init__.py": "",
+            "reflexion/loop/runfolder.py": "",
+            "memory/__init__.py": "",
+            "memory/chroma/__init__.py": "",
+            "memory/chroma/rows.py": "",
+            "envs/__init__.py": "",
+            "envs/sandbox/__init__.py": "",
+            "scripts/good.py": (
+                "import json\nfrom reflexion import run\nfrom reflexion.report import arm\n"
+                "from memory import ChromaMemory\nfrom envs.sandbox import run_checks\n"
+            ),
+            "scripts/bad.py": (
+                "from reflexion.report.arms import arm\n"  # a module inside a package
+                "from memory.chroma.rows import to_metadata\n"  # a store's insides
+                "from memory.chroma import ChromaMemory\n"  # nor their package
+                "from reflexion.loop import runfolder\n"  # the loop's machinery
+                "import reflexion.loop\n"
+            ),
+        },
+    )
+    bad = layer_violations(root)
+    assert [b.split(": ")[0] for b in bad] == [
+        "scripts.bad:1 imports reflexion.report.arms",
+        "scripts.bad:2 imports memory.chroma.rows",
+        "scripts.bad:3 imports memory.chroma",
+        "scripts.bad:4 imports reflexion.loop.runfolder",
+        "scripts.bad:5 imports reflexion.loop",
+    ]
+    assert all("a script may import a package" in b for b in bad)
 
 
 def _loaded_after(statement: str) -> set[str]:
