@@ -17,6 +17,8 @@ import pytest
 from chroma_server import running_chroma
 from openai_stub import StubServer
 
+from reflexion.core.errors import UsageError
+
 ray_utils = pytest.importorskip("ray.cluster_utils", reason="ray is not installed (extra: [ray])")
 EXAMPLE = Path(__file__).resolve().parents[1] / "envs" / "examples" / "tasks.jsonl"
 RIGHT = (
@@ -77,16 +79,45 @@ def records(folder: Path) -> tuple[list[str], list[str]]:
     return results, load("trace.jsonl", ("run_id", "latency_s"))
 
 
+def window_lessons(folder: Path) -> list[tuple[str, str, int, int, str]]:
+    rows = [json.loads(line) for line in (folder / "window.jsonl").read_text().splitlines()]
+    return sorted((r["strategy"], r["task_id"], r["seed"], r["episode"], r["text"]) for r in rows)
+
+
 def test_quadratic_on_the_cluster_gives_the_local_records(cluster: Any, tmp_path: Path) -> None:
-    args = ["--env", "quadratic", "--strategies", "single,self-refine,resample", "--seeds", "2"]
+    strategies = "single,self-refine,resample,reflexion-window"  # a window: one trial's own
+    args = ["--env", "quadratic", "--strategies", strategies, "--seeds", "2"]
     remote = reflexion(
         *args, "--executor", "ray", "--ray-address", cluster.address, "--out", str(tmp_path / "ray")
     )
     assert remote.returncode == 0, remote.stderr
     assert reflexion(*args, "--out", str(tmp_path / "local")).returncode == 0
     ray_records, local_records = records(tmp_path / "ray"), records(tmp_path / "local")
-    assert len(ray_records[0]) == 8 * 3 * 2
+    assert len(ray_records[0]) == 8 * 4 * 2
     assert ray_records == local_records
+    lessons = window_lessons(tmp_path / "ray")
+    assert lessons and lessons == window_lessons(tmp_path / "local")
+    # the window's lessons reached the trials that wrote them: reflexion-window learns as locally
+    solved = [json.loads(r) for r in ray_records[0]]
+    assert any(r["strategy"] == "reflexion-window" and r["final_passed"] for r in solved)
+
+
+def test_a_window_is_one_trials_own_so_ray_runs_the_default_strategies() -> None:
+    from reflexion.loop.cluster import check
+    from reflexion.loop.config import RunConfig
+    from reflexion.loop.setup import Injected
+    from reflexion.strategies import BUILTIN
+
+    defaults = tuple(BUILTIN)  # what `reflexion compare` runs when given no --strategies
+    check(RunConfig(env="quadratic", strategies=("reflexion-window",)), Injected())
+    check(RunConfig(strategies=("reflexion",), memory_backend="window"), Injected())
+    with pytest.raises(UsageError, match="^--executor ray: reflexion keeps lessons;"):
+        check(RunConfig(strategies=defaults), Injected())  # only reflexion needs Chroma
+    check(RunConfig(strategies=defaults, chroma_url="http://127.0.0.1:8000"), Injected())
+    # streamed tasks with a global scope read earlier tasks' lessons: no longer one trial's
+    streamed = RunConfig(strategies=("reflexion-window",), order="stream", scope="global")
+    with pytest.raises(UsageError, match="reflexion-window keeps lessons"):
+        check(streamed, Injected())
 
 
 def test_jsonl_with_a_served_model_and_a_chroma_server(cluster: Any, tmp_path: Path) -> None:
