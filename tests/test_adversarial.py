@@ -30,7 +30,8 @@ from reflexion.loop.runfolder import RunFolder, read_jsonl
 from reflexion.loop.runner import RunConfig, run
 
 SECRET = "sk-adversarial-" + uuid.uuid4().hex
-TEST_SECONDS = 0.5  # per test; the sandbox's own timeout is then 0.5 * (2 + 1) + 2 = 3.5 s
+TEST_SECONDS = 1.0  # per test; the sandbox's own stop is then (1 + 1) * (2 + 1) + 2 = 8 s
+# (at 0.5 s its stop was 3.5 s: on a loaded machine the sandboxes' start alone can take that)
 TASKS = [
     {
         "id": "t1",
@@ -80,7 +81,7 @@ CASES = [
     Hostile(
         "infinite-loop",
         "def add(a, b):\n    while True:\n        pass\n",
-        r"Test `assert add\(1, 2\) == 3` timed out after 0\.5 s",
+        r"Test `assert add\(1, 2\) == 3` timed out after 1 s",
     ),
     Hostile(
         "infinite-loop-that-swallows-the-timer",
@@ -93,7 +94,7 @@ CASES = [
                 except BaseException:
                     pass
         """,
-        r"timed out after 0\.5 s\.\n.*did not run: the code stopped answering",
+        r"timed out after 1 s\.\n.*did not run: the code stopped answering",
     ),
     Hostile(
         "busy-loop-in-a-thread",
@@ -107,7 +108,7 @@ CASES = [
             worker.start()
             worker.join()
         """,
-        r"Test `assert add\(1, 2\) == 3` timed out after 0\.5 s",
+        r"Test `assert add\(1, 2\) == 3` timed out after 1 s",
     ),
     Hostile(
         "fork-bomb",
@@ -129,12 +130,12 @@ CASES = [
     Hostile(
         "recursion-bomb-with-no-recursion-limit",
         "sys.setrecursionlimit(10**9)\n\ndef add(a, b):\n    return add(a, b) + 1\n",
-        r"timed out after 0\.5 s",
+        r"timed out after 1 s",
     ),
     Hostile(
         "gigabytes-printed",
         "def add(a, b):\n    for _ in range(16):\n        print('x' * 2**28)\n",
-        r"timed out after 0\.5 s",  # what it prints is kept up to 1 MiB: the rest is dropped
+        r"timed out after 1 s",  # what it prints is kept up to 1 MiB: the rest is dropped
     ),
     Hostile(
         "gigabytes-to-the-real-stdout-and-stderr",
@@ -303,7 +304,7 @@ CASES = [
                 os._exit(0)
             time.sleep(60)
         """,
-        r"timed out after 0\.5 s",
+        r"timed out after 1 s",
         needs=("pid",),
     ),
     Hostile(

@@ -19,6 +19,10 @@ from envs.jsonl.env import JsonlEnv
 from envs.sandbox import Check, run_checks, sandbox_plan
 
 SECRET_TEST = "want = 'x' + str(6 * 7)\nassert f() == want"
+# The time limit of a check that answers at once: generous, so that on a loaded machine the
+# sandbox's start is never taken for the code's time and a verdict is always reached (costs
+# nothing when the code answers). Only a test of an endless candidate waits out a limit.
+ROOMY_S = 30.0
 
 # A candidate that takes over its process's channel while it loads and answers every request
 # with a forged message built by `forge(request)`; `LOADED` is the names it claims.
@@ -80,7 +84,7 @@ def test_forged_answers_cannot_pass_a_hidden_check(name: str) -> None:
         "want = 'x' + str(6 * 7)\nif f() != want:\n    raise AssertionError",  # statements
         "want = 'x' + str(6 * 7)\nxs = []\nf(xs)\nassert xs == [want]",  # the changed path
     ]
-    run = run_checks(forged(forge), assert_checks(tests), per_check_s=0.5)
+    run = run_checks(forged(forge), assert_checks(tests), per_check_s=ROOMY_S)
     assert run.passed == 0, [(r.passed, r.got, r.error) for r in run.results]
 
 
@@ -90,7 +94,7 @@ def test_future_ids_and_floods_cannot_pass() -> None:
     def forge(r):
         return [{"id": i, "value": "x?"} for i in range(r["id"], r["id"] + 50)]
     """
-    run = run_checks(forged(forge), assert_checks([SECRET_TEST]), per_check_s=0.5)
+    run = run_checks(forged(forge), assert_checks([SECRET_TEST]), per_check_s=ROOMY_S)
     assert run.passed == 0
 
 
@@ -131,9 +135,9 @@ def f():
     return ctypes.string_at(libc.shmat(sid, None, 0)).decode()
 """
     try:
-        run_checks(writer, [Check("f()", "f()")], per_check_s=1)
+        run_checks(writer, [Check("f()", "f()")], per_check_s=ROOMY_S)
         left_on_host = key in _shm_keys()
-        run = run_checks(reader, [Check("f()", "f()", "'nothing'")], per_check_s=1)
+        run = run_checks(reader, [Check("f()", "f()", "'nothing'")], per_check_s=ROOMY_S)
         leaked = run.results[0].got
         assert not left_on_host, "the segment outlived the sandbox"
         assert leaked == "'nothing'", "the next run read it"
@@ -189,7 +193,7 @@ class Vec:
         return self
 """
     secret = "n = 6 * 7\nassert Vec(1, n).add(Vec(2, 3)) == Vec(3, n + 3)"
-    run = run_checks(code, assert_checks([secret]), per_check_s=1)
+    run = run_checks(code, assert_checks([secret]), per_check_s=ROOMY_S)
     assert run.passed == 0, run.results[0].got
 
 
@@ -212,7 +216,7 @@ class Vec:
         return "Vec(%r, %r)" % calls[-1]
 """
     secret = "n = 6 * 7\nassert Vec(1, n).add(Vec(2, 3)) == Vec(3, 45)"
-    run = run_checks(code, assert_checks([secret]), per_check_s=1)
+    run = run_checks(code, assert_checks([secret]), per_check_s=ROOMY_S)
     assert run.passed == 0, run.results[0].got
 
 
@@ -229,7 +233,9 @@ def f():
             n += 1
     return every_int()
 """
-    run = run_checks(code, assert_checks(["want = 6 * 7\nassert want in f()"]), per_check_s=1)
-    assert run.passed == 0 and run.results[0].error == "timed out after 1 s"
+    run = run_checks(code, assert_checks(["want = 6 * 7\nassert want in f()"]), per_check_s=2)
+    # the outcome, whichever clock ends it on a loaded machine (the check's 2 s, or the whole
+    # run's stop): no pass, and a time-out, never a learned value
+    assert run.passed == 0 and "timed out" in (run.results[0].error or ""), run.results[0]
     finite = "def f():\n    return iter([3, 42, 5])\n"
-    assert run_checks(finite, assert_checks(["assert 42 in f()"])).passed == 1
+    assert run_checks(finite, assert_checks(["assert 42 in f()"]), per_check_s=ROOMY_S).passed == 1

@@ -166,7 +166,7 @@ def test_a_bug_in_one_trial_of_a_stream_stops_its_siblings(tmp_path: Path) -> No
         raise RuntimeError("a bug in a strategy")
 
     async def slow(trial) -> None:  # type: ignore[no-untyped-def]
-        await asyncio.sleep(30)
+        await asyncio.sleep(300)
 
     config = RunConfig(
         env="quadratic",
@@ -178,4 +178,4 @@ def test_a_bug_in_one_trial_of_a_stream_stops_its_siblings(tmp_path: Path) -> No
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="a bug in a strategy"):
         run(config, strategies=[Strategy("boom", boom), Strategy("slow", slow)])
-    assert time.monotonic() - start < 10  # the slow sibling was cancelled, not awaited
+    assert time.monotonic() - start < 120  # the slow sibling was cancelled, not awaited

@@ -61,7 +61,7 @@ def test_timeout_kills_the_process_group_including_a_child() -> None:
     start = time.monotonic()
     result = run_python(code, timeout_s=1.5)
     assert result.timed_out and result.reason == "timed out after 1.5 s"
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # the 60 s sleep was not waited out, even when loaded
     assert _wait_gone(marker)
 
 
@@ -71,7 +71,7 @@ def test_a_child_left_behind_after_a_normal_exit_is_killed_too() -> None:
     start = time.monotonic()
     result = run_python(code, timeout_s=20)
     assert result.ok and result.stdout == "started\n"
-    assert time.monotonic() - start < 5  # no wait for the child's 60 s
+    assert time.monotonic() - start < 30  # no wait for the child's 60 s, even when loaded
     assert _wait_gone(marker)
 
 
@@ -103,9 +103,9 @@ def test_memory_limit() -> None:
 
 
 def test_cpu_limit() -> None:
-    result = run_python("while True:\n    pass", timeout_s=20, cpu_s=1)
+    # the CPU limit, not the wall clock, stops it: a loaded machine only makes the wall longer
+    result = run_python("while True:\n    pass", timeout_s=120, cpu_s=1)
     assert not result.timed_out and result.reason == "CPU time limit"
-    assert result.duration_s < 10
 
 
 def test_no_network_not_even_loopback() -> None:
@@ -185,7 +185,7 @@ def test_cannot_write_our_files(tmp_path: Path) -> None:
 def test_large_output_is_cut_without_hanging() -> None:
     start = time.monotonic()
     result = run_python("import sys\nsys.stdout.write('x' * 5_000_000 + 'END')", max_output=10_000)
-    assert result.ok and time.monotonic() - start < 10
+    assert result.ok and time.monotonic() - start < 60  # not hung on the full pipe
     assert len(result.stdout) < 10_200 and result.stdout.endswith("END")
     assert "bytes cut" in result.stdout
 
