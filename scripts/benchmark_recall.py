@@ -28,11 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.chroma.rows import to_metadata
-from memory.chroma.store import ChromaMemory
-from memory.embedders import embedder_for
-from reflexion.core.protocols import Embedder
-from reflexion.core.records import RecallScope, Reflection
+from memory import ChromaMemory, embedder_for
+from reflexion import Embedder, RecallScope, Reflection
 
 EMBEDDER = "all-MiniLM-L6-v2"
 TOPICS = ("loop bound", "empty list", "negative numbers", "string index", "rounding", "sorting")
@@ -58,18 +55,8 @@ def lessons(n: int, start: int = 0) -> list[Reflection]:
 
 
 def fill(memory: ChromaMemory, vectors: np.ndarray, start: int) -> None:
-    """Write rows with precomputed vectors, straight into the collection, in Chroma's batches."""
-    rows = lessons(len(vectors), start)
-    step = memory._batch
-    with memory.rows() as collection:
-        for i in range(0, len(rows), step):
-            chunk = rows[i : i + step]
-            collection.add(
-                ids=[r.id for r in chunk],
-                embeddings=vectors[i : i + step].tolist(),
-                documents=[r.text for r in chunk],
-                metadatas=[to_metadata(r) for r in chunk],
-            )
+    """Write lessons with precomputed vectors (random unit vectors: no embedding to wait for)."""
+    memory.add_embedded(lessons(len(vectors), start), vectors.tolist())
 
 
 def recall(memory: ChromaMemory, scope: RecallScope, k: int, text: str) -> object:
