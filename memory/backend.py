@@ -1,22 +1,37 @@
-"""What a memory backend is: how to open its store for a run, and how to find the store a run
-left behind (for `reflexion memory`). The registry (memory.registry) maps names to backends.
+"""What a memory backend is: how to open its store for a run, how to find the store a run left
+behind, and how to open that store for a person to curate (`reflexion memory`, the web page):
+`readable` to look, `writable` to change it, held against other writers. The registry
+(memory.registry) maps names to backends.
 
     >>> from memory.window import WindowMemory
-    >>> mine = Backend("mine", "a list in this process", open=lambda settings: WindowMemory())
+    >>> mine = Backend("mine", "a list in this process", open=lambda settings: WindowMemory(),
+    ...                find=lambda settings: WindowMemory())
     >>> mine.open(StoreSettings(Path("runs/x"))).reflections()
     []
+    >>> with mine.readable(StoreSettings(Path("runs/x"))) as store:
+    ...     store.lessons(), sorted(store.can)
+    ([], [])
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from memory.listed import ListedCuration
 from memory.ranking import Ranking
+from reflexion.core.curation import Curated
+from reflexion.core.errors import StoreError
 from reflexion.core.protocols import Closable, Memory
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+# how a person opens a store: to read it, to change it (held against other writers), or to
+# change it or make it when there is none (`memory import` into a new folder)
+Access = Literal["read", "write", "create"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +69,41 @@ class Backend:
     files: tuple[str, ...] = ()
     shared: bool = False  # its store can be one shared across runs (--memory, --chroma-url)
     where: Callable[[StoreSettings], str] | None = None  # where `find` looks, for a message
+    # the store opened for a person (None: there is none); default: `find`, read-only
+    curate: Callable[[StoreSettings, Access], AbstractContextManager[Curated | None]] | None = None
+
+    def readable(self, settings: StoreSettings) -> AbstractContextManager[Curated | None]:
+        """The store a run left, to look at (None: there is none); closed after the block."""
+        return self.curated(settings, "read")
+
+    @contextlib.contextmanager
+    def writable(self, settings: StoreSettings, create: bool = False) -> Iterator[Curated]:
+        """The store, held against other writers while the block runs (a run on it waits, and
+        says so); `create` makes one where there is none. StoreError when there is none.
+
+            >>> with CHROMA.writable(settings) as store:               # doctest: +SKIP
+            ...     store.forget(["3f9a0c1d2e4b5a69"], why="misleading")
+        """
+        with self.curated(settings, "create" if create else "write") as store:
+            if store is None:
+                where = self.where(settings) if self.where else str(settings.folder)
+                msg = f"no {self.name} store to change: {where}"
+                raise StoreError(msg)
+            yield store
+
+    def curated(
+        self, settings: StoreSettings, access: Access
+    ) -> AbstractContextManager[Curated | None]:
+        """The store for a person, opened for `access` (None: there is none)."""
+        if self.curate is not None:
+            return self.curate(settings, access)
+        return _listed(self, settings)
+
+
+@contextlib.contextmanager
+def _listed(backend: Backend, settings: StoreSettings) -> Iterator[Curated | None]:
+    memory = backend.find(settings)
+    try:
+        yield None if memory is None else ListedCuration(memory, backend.name)
+    finally:
+        close_all([memory] if memory is not None else [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from memory.backend import Backend
 from memory.chroma.backend import CHROMA
-from memory.window import WINDOW
+from memory.window_backend import WINDOW
 from reflexion.core.errors import UsageError
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in (CHROMA, WINDOW)}

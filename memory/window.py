@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from memory.backend import Backend, StoreSettings
+from reflexion.core.curation import Change
 from reflexion.core.jsonl import JsonlLog, read_jsonl
 from reflexion.core.records import Recalled, RecallScope, Reflection
 
@@ -37,11 +39,21 @@ class WindowMemory:
         self._lock = threading.Lock()
         self.path = path
         self._log: JsonlLog | None = None
+        self._changes: dict[str, list[Change]] = {}  # a person's changes, by lesson id
         for record in read_jsonl(path) if path is not None else []:
-            if record.get("deleted"):
-                self._items.pop(record["id"], None)
-            else:
-                self._items[record["id"]] = Reflection.from_dict(record)
+            self._replay(record)
+
+    def _replay(self, record: dict[str, Any]) -> None:
+        rid, change = record["id"], record.get("change")
+        if change is not None:  # a change line (memory forget|edit|revert|import)
+            done = self._changes.setdefault(rid, [])
+            before = self._items.get(rid)
+            done.append(Change(rid, len(done) + 1, change["action"], change["when"],
+                               change["why"], before))  # fmt: skip
+        if record.get("deleted"):
+            self._items.pop(rid, None)
+        else:
+            self._items[rid] = Reflection.from_dict(record)
 
     def add(self, reflections: Sequence[Reflection]) -> None:
         """Store reflections; an id already stored is replaced in place (idempotent)."""
@@ -85,6 +97,20 @@ class WindowMemory:
             items = list(self._items.values())
         return sorted(items, key=lambda r: (r.created, r.id))
 
+    def change(self, rid: str, action: str, why: str, after: Reflection | None) -> None:
+        """A person's change to a lesson (`after` None: it is removed), kept in the file so that
+        its history is the file's lines for it."""
+        record = after.to_dict() if after is not None else {"id": rid, "deleted": True}
+        record["change"] = {"action": action, "why": why, "when": time.time()}
+        with self._lock:
+            self._replay(record)
+            self._write(record)
+
+    def changes(self, rid: str) -> list[Change]:
+        """Every change a person made to this lesson, oldest first."""
+        with self._lock:
+            return list(self._changes.get(rid, []))
+
     def delete(self, ids: Sequence[str]) -> int:
         """Remove these reflections; returns how many existed."""
         with self._lock:
@@ -99,22 +125,3 @@ def _last(items: list[Reflection], k: int) -> list[Recalled]:
     if k <= 0:
         return []
     return [Recalled(r, None) for r in items[-k:]]
-
-
-def _open(settings: StoreSettings) -> WindowMemory:
-    return WindowMemory(settings.folder / WINDOW_FILE)
-
-
-def _find(settings: StoreSettings) -> WindowMemory | None:
-    path = settings.folder / WINDOW_FILE
-    return WindowMemory(path) if path.exists() else None
-
-
-WINDOW = Backend(
-    "window",
-    "the last k reflections of the task, a plain list (the original Reflexion code's memory)",
-    open=_open,
-    find=_find,
-    files=(WINDOW_FILE,),
-    where=lambda settings: f"no {settings.folder / WINDOW_FILE}",
-)

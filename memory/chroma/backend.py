@@ -7,12 +7,17 @@ folder shared across runs (`--memory DIR`), or on a server (`--chroma-url`).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
-from memory.backend import Backend, StoreSettings
+from memory.backend import Access, Backend, StoreSettings
 from memory.chroma.connect import SQLITE_FILE
+from memory.chroma.curation import ChromaCuration
+from memory.chroma.lock import StoreLock
 from memory.chroma.store import ChromaMemory
 from memory.embedders import embedder_for
+from reflexion.core.curation import Curated
 
 
 def store_path(settings: StoreSettings) -> Path | None:
@@ -41,7 +46,29 @@ def find_store(settings: StoreSettings) -> ChromaMemory | None:
 
 def where(settings: StoreSettings) -> str:
     path = store_path(settings)
-    return f"no chroma.sqlite3 in {path}" if path is not None else f"{settings.chroma_url}"
+    return f"no {SQLITE_FILE} in {path}" if path is not None else f"{settings.chroma_url}"
+
+
+@contextlib.contextmanager
+def curate(settings: StoreSettings, access: Access) -> Iterator[Curated | None]:
+    """The store for a person, ranked as the run ranked it; to change it, held against other
+    processes (a run on the same folder waits its turn)."""
+    path = store_path(settings)
+    exists = path is None or (path / SQLITE_FILE).exists()
+    if not exists and access != "create":
+        yield None
+        return
+    lock = StoreLock(path) if path is not None and access != "read" else None
+    try:
+        if exists:
+            memory = ChromaMemory.open(path, url=settings.chroma_url)
+        else:
+            memory = ChromaMemory(path, embedder=embedder_for(settings.embedder))
+        with ChromaCuration(memory, settings.ranking) as store:
+            yield store
+    finally:
+        if lock is not None:
+            lock.close()
 
 
 CHROMA = Backend(
@@ -51,4 +78,5 @@ CHROMA = Backend(
     find=find_store,
     where=where,
     shared=True,
+    curate=curate,
 )

@@ -17,43 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reflexion.core.records import Record
+from reflexion.core.curation import OUTCOMES, Credit
 
-OUTCOMES = ("helped", "hurt", "same")
 AUDITS = tuple(f"audit_{o}" for o in OUTCOMES)
-
-
-@dataclass(frozen=True)
-class Credit(Record):
-    recalls: int = 0
-    helped: int = 0
-    hurt: int = 0
-    same: int = 0
-    audit_helped: int = 0  # reruns without the lesson that scored lower (it helped)
-    audit_hurt: int = 0  # ... that scored higher (it hurt)
-    audit_same: int = 0
-
-    @property
-    def harmful(self) -> bool:
-        """Measured to hurt more often than to help (by `memory audit`)."""
-        return self.audit_hurt > self.audit_helped
-
-    def __str__(self) -> str:
-        said = "never recalled"
-        if self.recalls:
-            said = (
-                f"recalled {self.recalls}: helped {self.helped}, hurt {self.hurt}, same {self.same}"
-            )
-        audited = self.audit_helped + self.audit_hurt + self.audit_same
-        if audited:
-            said += (
-                f"; audit of {audited}: helped {self.audit_helped}, hurt {self.audit_hurt}, "
-                f"same {self.audit_same}"
-            )
-        return said
+COUNTS = ("recalls", *OUTCOMES, *AUDITS)
+# Row metadata that is not the lesson itself: its counts, the audited episodes, the merged ones.
+EXTRAS = (*COUNTS, "audited", "merged")
 
 
 class Rows(Protocol):
@@ -63,7 +34,23 @@ class Rows(Protocol):
 
 
 def credit_of(meta: Mapping[str, Any]) -> Credit:
-    return Credit(*(int(meta.get(k, 0) or 0) for k in ("recalls", *OUTCOMES, *AUDITS)))
+    return Credit(*(int(meta.get(k, 0) or 0) for k in COUNTS))
+
+
+def extras_of(memory: Rows, lesson_id: str) -> dict[str, Any]:
+    """The lesson's counts, audited episodes and merged provenances (kept with a change)."""
+    with memory.rows() as rows:
+        found = rows.get(ids=[lesson_id], include=["metadatas"])
+    meta = (found["metadatas"] or [{}])[0] or {}
+    return {k: meta[k] for k in EXTRAS if k in meta}
+
+
+def set_extras(memory: Rows, lesson_id: str, extras: Mapping[str, Any]) -> None:
+    """Give a stored lesson these extras; counts not in `extras` start afresh (at 0)."""
+    fresh: dict[str, Any] = {k: 0 for k in COUNTS} | {"audited": "[]", "merged": "[]"}
+    with memory.rows() as rows:
+        if rows.get(ids=[lesson_id], include=[])["ids"]:
+            rows.update(ids=[lesson_id], metadatas=[fresh | dict(extras)])
 
 
 def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:

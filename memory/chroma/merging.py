@@ -12,6 +12,7 @@ import json
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from memory.chroma.credit import extras_of
 from reflexion.core.records import Reflection
 
 KEPT = ("id", "run_id", "strategy", "env", "task_id", "seed", "episode", "score", "created")
@@ -35,8 +36,9 @@ def merge(memory: Mergeable, into: str, reflection: Reflection) -> None:
     if old is None:  # gone meanwhile (forgotten): store the new one after all
         memory.add([reflection])
         return
+    extras = extras_of(memory, into)  # subtle: before the change log takes the store's lock
     with memory.changelog() as log:
-        log.record(into, "merge", f"merged {reflection.id}", old)
+        log.record(into, "merge", f"merged {reflection.id}", old, extras)
     entry = {k: getattr(reflection, k) for k in KEPT} | {"text": reflection.text}
     with memory.rows() as rows:
         found = rows.get(ids=[into], include=["metadatas"])

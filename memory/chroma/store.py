@@ -141,16 +141,22 @@ class ChromaMemory:
         """
         # Chroma rejects a batch that repeats an id; the last one wins, as with a second add.
         unique = list({r.id: r for r in reflections}.values())
-        if not unique:
-            return
-        metadatas = [to_metadata(r) for r in unique]
-        vectors = self._embed([r.text for r in unique])
+        if unique:
+            self.add_embedded(unique, self._embed([r.text for r in unique]))
+
+    def add_embedded(self, reflections: Sequence[Reflection], vectors: Sequence[Any]) -> None:
+        """Store reflections with vectors made elsewhere, one per reflection (ids unique), by
+        this store's embedding model (scripts/benchmark_recall.py fills a store this way).
+
+            >>> m.add_embedded(lessons, model.embed([r.text for r in lessons]))  # doctest: +SKIP
+        """
+        unique, metadatas = list(reflections), [to_metadata(r) for r in reflections]
         with self._calling():
             for i in range(0, len(unique), self._batch):
                 chunk = slice(i, i + self._batch)
                 self._collection.upsert(
                     ids=[r.id for r in unique[chunk]],
-                    embeddings=vectors[chunk],  # type: ignore[arg-type]
+                    embeddings=list(vectors[chunk]),
                     documents=[r.text for r in unique[chunk]],
                     metadatas=metadatas[chunk],  # type: ignore[arg-type]
                 )

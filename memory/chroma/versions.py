@@ -10,24 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
-from reflexion.core.records import Record, Reflection
+from reflexion.core.curation import Change
+from reflexion.core.records import Reflection
 
 VERSIONS = "reflection_versions"
-
-
-@dataclass(frozen=True)
-class Version(Record):
-    """One change: the reflection as it was before it (None: it was not stored)."""
-
-    reflection_id: str
-    number: int  # 1, 2, ... per reflection
-    action: str  # "forget", "edit", "revert" or "import"
-    when: float
-    why: str
-    before: Reflection | None
 
 
 class Versions:
@@ -42,15 +30,25 @@ class Versions:
         except chromadb.errors.NotFoundError:
             self._collection = None
 
-    def record(self, rid: str, action: str, why: str, before: Reflection | None) -> Version:
+    def record(
+        self,
+        rid: str,
+        action: str,
+        why: str,
+        before: Reflection | None,
+        extras: dict[str, Any] | None = None,
+    ) -> Change:
+        """Log a change; `extras` are the row's counts and merged provenances before it
+        (memory.chroma.credit), so that reverting the change brings them back too."""
         if self._collection is None:
             # no vectors to search: each entry carries a 1-d placeholder, as Chroma wants one
             self._collection = self._client.get_or_create_collection(
                 VERSIONS, embedding_function=None
             )
         number = len(self.of(rid)) + 1
-        version = Version(rid, number, action, time.time(), why, before)
+        version = Change(rid, number, action, time.time(), why, before)
         meta = {"reflection_id": rid, "number": number, "action": action, "when": version.when}
+        meta["extras"] = json.dumps(extras or {})
         self._collection.add(
             ids=[f"{rid}#{number:05d}"],
             embeddings=[[0.0]],
@@ -59,22 +57,30 @@ class Versions:
         )
         return version
 
-    def of(self, rid: str) -> list[Version]:
+    def of(self, rid: str) -> list[Change]:
         """The changes to `rid`, oldest first."""
+        return [change for change, _ in self.with_extras(rid)]
+
+    def with_extras(self, rid: str) -> list[tuple[Change, dict[str, Any]]]:
+        """The changes to `rid`, oldest first, each with the row's extras before it."""
         if self._collection is None:
             return []
         res = self._collection.get(where={"reflection_id": rid}, include=["documents", "metadatas"])
-        out = []
-        for doc, meta in zip(res["documents"] or [], res["metadatas"] or [], strict=True):
-            before = json.loads(doc) if doc else None
-            out.append(
-                Version(
-                    rid,
-                    int(meta["number"]),
-                    str(meta["action"]),
-                    float(meta["when"]),
-                    str(meta.get("why", "")),
-                    Reflection.from_dict(before) if before else None,
-                )
-            )
-        return sorted(out, key=lambda v: v.number)
+        pairs = zip(res["documents"] or [], res["metadatas"] or [], strict=True)
+        out = [
+            (_change(rid, doc, meta), json.loads(str(meta.get("extras", "{}"))))
+            for doc, meta in pairs
+        ]
+        return sorted(out, key=lambda pair: pair[0].number)
+
+
+def _change(rid: str, doc: str | None, meta: dict[str, Any]) -> Change:
+    before = json.loads(doc) if doc else None
+    return Change(
+        rid,
+        int(meta["number"]),
+        str(meta["action"]),
+        float(meta["when"]),
+        str(meta.get("why", "")),
+        Reflection.from_dict(before) if before else None,
+    )
