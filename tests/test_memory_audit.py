@@ -68,7 +68,7 @@ def test_prune_forgets_only_what_was_measured_to_hurt_after_a_dry_run(
     assert "would forget 1 of 2 audited lessons" in dry and bad in dry and good not in dry
     assert bad in ids(drill, capsys)  # the dry run changed nothing
     done = out_of(["memory", "prune", str(drill), "--harmful"], capsys)
-    assert "forgot 1 lessons" in done
+    assert "forgot 1 lesson\n" in done
     left = ids(drill, capsys)
     assert bad not in left and good in left
     history = out_of(["memory", "history", str(drill), bad], capsys)

@@ -42,13 +42,14 @@ def test_forget_with_a_dry_run_then_revert_brings_it_back(
     assert len(before) >= 3
     dry = out_of(["memory", "forget", str(run_dir), "--task", "q0", "--dry-run"], capsys)
     q0 = [line.split()[0] for line in dry.splitlines()[1:]]
-    assert dry.startswith(f"would forget {len(q0)} reflections") and q0
+    said = f"{len(q0)} reflection{'s' if len(q0) != 1 else ''}"
+    assert dry.startswith(f"would forget {said} (dry run") and q0
     assert ids(run_dir, capsys) == before  # a dry run changes nothing
     done = out_of(["memory", "forget", str(run_dir), "--task", "q0", "--why", "bad"], capsys)
-    assert done.strip() == f"forgot {len(q0)} reflections"
+    assert done.strip() == f"forgot {said}"
     assert sorted(ids(run_dir, capsys)) == sorted(set(before) - set(q0))
     history = out_of(["memory", "history", str(run_dir), q0[0]], capsys)
-    assert "1 changes; now: (not stored)" in history and "forget (bad); before: " in history
+    assert "1 change; now: (not stored)" in history and "forget (bad); before: " in history
     assert out_of(["memory", "revert", str(run_dir), q0[0]], capsys).startswith(f"reverted {q0[0]}")
     assert q0[0] in ids(run_dir, capsys)
 
@@ -88,7 +89,9 @@ def test_export_import_export_gives_the_same_file(
         (["forget"], "needs reflection ids, or --task, --run or --before"),
         (["forget", "--before", "yesterday"], "--before wants a date like 2026-11-23"),
         (["edit", "nope", "--text", "x"], "no reflection with id 'nope'"),
-        (["revert", "nope"], "has no change to revert"),
+        (["revert", "nope"], "no reflection with id 'nope'"),
+        (["history", "nope"], "no reflection with id 'nope'"),
+        (["forget", "nope"], "no reflection with id 'nope'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -122,7 +125,9 @@ def test_why_shows_the_query_the_recalled_the_cut_off_and_what_followed(
     assert "ranked 2 (k=1)" in cut  # an earlier task's other lesson, below k
     assert "then: the attempt scored" in text
     err = out_of(["memory", "why", str(out), "q9", "1"], capsys, code=2)
-    assert "no recall of task 'q9' at episode 1" in err
+    assert "no task 'q9' in" in err and "closest: quadratic/q" in err
+    err = out_of(["memory", "why", str(out), "q2", "9"], capsys, code=2)
+    assert "no recall of task 'q2' at episode 9" in err
 
 
 def test_each_lesson_is_credited_with_what_followed_its_recalls(

@@ -5,7 +5,8 @@
     reflexion memory search runs/quadratic-20261122-120000 "gradient step"
     reflexion memory export runs/quadratic-20261122-120000 --format md --output lessons.md
 
-PATH is a run folder (its store, and its trace for `show`) or a Chroma store folder.
+PATH is a run folder (its stores, and its trace for `show`) or a Chroma store folder. Every store
+is reached through the curation contract (reflexion.curate), whichever backend made it.
 """
 
 from __future__ import annotations
@@ -15,28 +16,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memory.backend import StoreSettings, close_all
-from memory.chroma.credit import Credit
-from memory.chroma.merging import merged_from
-from memory.chroma.store import ChromaMemory
 from reflexion.cli.common import typed
 from reflexion.cli.memory_audit import AUDIT_VERBS, add_audit_verbs, cmd_memory_audit
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
+from reflexion.core.curation import CREDIT, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.protocols import Memory
 from reflexion.core.records import Reflection
-from reflexion.loop.memories import (
+from reflexion.curate.lessons import (
     Recall,
-    check_has_memory,
     credits_in,
-    open_sources,
+    holder,
     recalls_of,
-    run_chroma_url,
     search_sources,
-    settings_for,
-    store_folder,
+    task_label,
+    utc,
 )
+from reflexion.curate.stores import opened, settings_for
 from reflexion.loop.setting_parsers import positive
 
 
@@ -66,58 +62,40 @@ def add_memory_parser(sub: Any) -> None:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    if args.verb in (*AUDIT_VERBS, *EDIT_VERBS):
-        args.chroma_url = args.chroma_url or run_chroma_url(args.path)  # a run on a server
     if args.verb in AUDIT_VERBS:
-        check_has_memory(args.path, args.chroma_url)
-        return cmd_memory_audit(args, store_folder(args.path, args.chroma_url))
+        return cmd_memory_audit(args)
     if args.verb in EDIT_VERBS:
-        if args.verb != "import":
-            check_has_memory(args.path, args.chroma_url)
-        return cmd_memory_edit(args, store_folder(args.path, args.chroma_url))
-    settings = settings_for(args.path, args.chroma_url)
-    check_has_memory(args.path, args.chroma_url)
-    sources = open_sources(settings, args.path)
-    try:
-        _verb(args, sources, settings)
-    finally:
-        close_all([memory for _, memory in sources])
+        return cmd_memory_edit(args)
+    with opened(args.path, args.chroma_url) as stores:
+        if args.verb == "list":
+            for store in stores:
+                lessons, credit = store.lessons(), credits_in(store)
+                print(f"{len(lessons)} reflections in {store.label}")
+                for r in lessons:
+                    print(_line(r, credit.get(r.id)))
+        elif args.verb == "show":
+            _show(args, stores)
+        elif args.verb == "why":
+            cmd_memory_why(args, stores)
+        elif args.verb == "search":
+            embedder = settings_for(args.path, args.chroma_url).embedder
+            for hit in search_sources(stores, args.text, args.k, embedder):
+                print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
+        else:
+            _export([r for store in stores for r in store.lessons()], args.format, args.output)
     return 0
 
 
-def _verb(
-    args: argparse.Namespace, sources: list[tuple[str, Memory]], settings: StoreSettings
-) -> None:
-    everything = [r for _, memory in sources for r in memory.reflections()]
-    if args.verb == "list":
-        for label, memory in sources:
-            rs, credit = memory.reflections(), credits_in(memory)
-            print(f"{len(rs)} reflections in {label}")
-            for r in rs:
-                print(_line(r, credit.get(r.id)))
-    elif args.verb == "show":
-        found = next((r for r in everything if r.id == args.id), None)
-        if found is None:
-            msg = f"no reflection with id {args.id!r} in {args.path}"
-            raise UsageError(msg)
-        found_credit = [credits_in(m).get(found.id) for _, m in sources]
-        held = next((c for c in found_credit if c is not None), None)
-        print(_describe(found, recalls_of(args.path, found.id)))
-        if held is not None:
-            print(f"credit: {held}")
-        for _, m in sources:
-            for twin in merged_from(m, found.id) if isinstance(m, ChromaMemory) else []:
-                print(
-                    f"merged in: {twin['id']} ({twin['task_id']}, {twin['strategy']} seed "
-                    f"{twin['seed']} episode {twin['episode']}, run {twin['run_id']})"
-                )
-    elif args.verb == "why":
-        cmd_memory_why(args, [memory for _, memory in sources])
-    elif args.verb == "search":
-        for hit in search_sources(sources, args.text, args.k, settings.embedder):
-            print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
-    else:
-        _export(everything, args.format, args.output)
+def _show(args: argparse.Namespace, stores: list[Curated]) -> None:
+    store, found = holder(stores, args.id, args.path)
+    print(_describe(found, recalls_of(args.path, found.id)))
+    if CREDIT in store.can:
+        print(f"credit: {store.credits().get(found.id, Credit())}")
+    for twin in store.merged_from(found.id):
+        print(
+            f"merged in: {twin['id']} ({twin['task_id']}, {twin['strategy']} seed "
+            f"{twin['seed']} episode {twin['episode']}, run {twin['run_id']})"
+        )
 
 
 def _line(r: Reflection, credit: Credit | None = None) -> str:
@@ -126,13 +104,15 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     credited = "" if credit is None else f"  [{credit}]"
     credited += f"  [vague: {r.flag}]" if r.flag else ""
     return (
-        f"{r.id}  {r.env}/{r.task_id}  {r.strategy} seed {r.seed} ep {r.episode}  "
+        f"{r.id}  {task_label(r.env, r.task_id)}  {r.strategy} seed {r.seed} ep {r.episode}  "
         f"score {r.score:.4g}{credited}  | {text}"
     )
 
 
 def _describe(r: Reflection, recalls: list[Recall]) -> str:
-    lines = [f"{k}: {v}" for k, v in r.to_dict().items() if k != "text"]
+    lines = [
+        f"{k}: {utc(v) if k == 'created' else v}" for k, v in r.to_dict().items() if k != "text"
+    ]
     lines += ["", r.text, ""]
     if not recalls:
         lines.append("never recalled in this run folder's trace")

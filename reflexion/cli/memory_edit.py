@@ -1,5 +1,6 @@
-"""`reflexion memory forget|edit|history|revert|import`: change what a Chroma store holds, with
-every change kept in the store's history (memory.chroma.changes).
+"""`reflexion memory forget|edit|history|revert|import`: change what a run's stores hold, with
+every change kept in the lesson's history, whichever backend holds it (reflexion.core.curation);
+a backend that cannot do a verb says so in one line.
 
     reflexion memory forget runs/x --task HumanEval/3 --dry-run
     reflexion memory forget runs/x 3f9a0c1d2e4b5a69 --why "misleading"
@@ -12,22 +13,25 @@ every change kept in the store's history (memory.chroma.changes).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.backend import DEFAULT_EMBEDDER
-from memory.chroma import changes
-from memory.chroma.connect import SQLITE_FILE
-from memory.chroma.lock import StoreLock
-from memory.chroma.store import ChromaMemory
-from memory.embedders import embedder_for
+from memory.backend import DEFAULT_EMBEDDER, Access
+from reflexion.core.curation import EDIT, FORGET, HISTORY, IMPORT, REVERT, Chosen, Curated, require
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Reflection
+from reflexion.curate.lessons import (
+    holder,
+    pick_task,
+    plural,
+    reflection_from,
+    task_label,
+    utc,
+    with_history,
+)
+from reflexion.curate.stores import importing, opened
 
 EDIT_VERBS = ("forget", "edit", "history", "revert", "import")
 
@@ -61,76 +65,78 @@ def add_edit_verbs(verbs: Any) -> None:
         p.add_argument("--chroma-url", help="a Chroma server instead of a folder")
 
 
-def cmd_memory_edit(args: argparse.Namespace, folder: Path | None) -> int:
-    """Run one verb on the store at `folder` (None: the server at --chroma-url)."""
-    rows = _read_export(args.file) if args.verb == "import" else []
-    with writable_store(folder, args, create=args.verb == "import") as memory:
+def cmd_memory_edit(args: argparse.Namespace) -> int:
+    """Run one verb on the stores of the run (or store folder) at args.path."""
+    if args.verb == "import":
+        rows = _read_export(args.file)
+        with importing(args.path, args.chroma_url, args.embedder) as store:
+            require(store, IMPORT)
+            print(f"imported {plural(store.bring_in(rows, args.why), 'reflection')}")
+        return 0
+    access: Access = "read" if args.verb == "history" else "write"
+    with opened(args.path, args.chroma_url, access) as stores:
         if args.verb == "forget":
-            _forget(memory, args)
+            _forget(stores, args)
         elif args.verb == "edit":
-            changes.edit(memory, args.id, args.text, args.why)
+            store, _ = holder(stores, args.id, args.path)
+            require(store, EDIT)
+            store.edit(args.id, args.text, args.why)
             print(f"edited {args.id}")
         elif args.verb == "history":
-            _history(memory, args.id)
-        elif args.verb == "revert":
-            now = changes.revert(memory, args.id, args.why or "revert")
-            print(f"reverted {args.id}: " + ("not stored now" if now is None else now.text))
+            _history(_changed(stores, args.id, args.path, HISTORY), args.id)
         else:
-            print(f"imported {changes.bring_in(memory, rows, args.why or 'import')} reflections")
+            now = _changed(stores, args.id, args.path, REVERT).revert(args.id, args.why)
+            print(f"reverted {args.id}: " + ("not stored now" if now is None else now.text))
     return 0
 
 
-@contextlib.contextmanager
-def writable_store(
-    folder: Path | None, args: argparse.Namespace, create: bool
-) -> Iterator[ChromaMemory]:
-    """The store, held against concurrent writers (a run on it waits, and says so)."""
-    if folder is not None and not (folder / SQLITE_FILE).exists() and not create:
-        msg = f"no Chroma store at {folder} (no {SQLITE_FILE}): nothing to {args.verb}"
-        raise UsageError(msg)
-    lock = StoreLock(folder) if folder is not None else None
-    try:
-        if folder is not None and not (folder / SQLITE_FILE).exists():
-            memory = ChromaMemory(folder, embedder=embedder_for(args.embedder))
-        else:
-            memory = ChromaMemory.open(folder, url=args.chroma_url)
-        with memory:
-            yield memory
-    finally:
-        if lock is not None:
-            lock.close()
+def _changed(stores: list[Curated], rid: str, where: Path, verb: str) -> Curated:
+    """The store that holds `rid` or kept it in its history, able to do `verb`."""
+    store = with_history(stores, rid)
+    if store is None:
+        holder(stores, rid, where)  # raises: no such id, and the closest ones
+        raise AssertionError
+    require(store, verb)
+    return store
 
 
-def _forget(memory: ChromaMemory, args: argparse.Namespace) -> None:
+def _forget(stores: list[Curated], args: argparse.Namespace) -> None:
     if not (args.ids or args.task or args.run or args.before):
         msg = "memory forget needs reflection ids, or --task, --run or --before"
         raise UsageError(msg)
+    for rid in args.ids:
+        holder(stores, rid, args.path)  # an id matching nothing: an error, before any change
+    env, task = None, None
+    if args.task:
+        tasks = [(r.env, r.task_id) for store in stores for r in store.lessons()]
+        env, task = pick_task(args.task, tasks, args.path)
     before = _timestamp(args.before) if args.before else None
-    chosen = [
-        r
-        for r in memory.reflections()
-        if (not args.ids or r.id in args.ids)
-        and (args.task is None or r.task_id == args.task)
-        and (args.run is None or r.run_id == args.run)
-        and (before is None or r.created < before)
-    ]
+    chosen = Chosen(tuple(args.ids), task, env, run=args.run, before=before)
+    found = [(store, store.lessons(chosen)) for store in stores]
+    for store, lessons in found:
+        if lessons:
+            require(store, FORGET)
     if args.dry_run:
-        print(f"would forget {len(chosen)} reflections (dry run: nothing changed)")
-        for r in chosen:
-            print(f"  {r.id}  {r.env}/{r.task_id}  run {r.run_id}")
+        count = sum(len(lessons) for _, lessons in found)
+        print(f"would forget {plural(count, 'reflection')} (dry run: nothing changed)")
+        for r in (r for _, lessons in found for r in lessons):
+            print(f"  {r.id}  {task_label(r.env, r.task_id)}  run {r.run_id}")
         return
-    print(f"forgot {changes.forget(memory, [r.id for r in chosen], args.why)} reflections")
+    done = sum(store.forget([r.id for r in lessons], args.why) for store, lessons in found)
+    print(f"forgot {plural(done, 'reflection')}")
 
 
-def _history(memory: ChromaMemory, reflection_id: str) -> None:
-    with memory.changelog() as log:
-        versions = log.of(reflection_id)
-    now = memory.get(reflection_id)
-    print(f"{reflection_id}: {len(versions)} changes; now: {now.text if now else '(not stored)'}")
-    for v in versions:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.when))
+def _history(store: Curated, reflection_id: str) -> None:
+    changes, now = store.history(reflection_id), store.get(reflection_id)
+    print(
+        f"{reflection_id}: {plural(len(changes), 'change')}; "
+        f"now: {now.text if now else '(not stored)'}"
+    )
+    for v in changes:
+        # subtle: stores before this version kept "revert" as a revert's reason too
+        why = f" ({v.why})" if v.why and v.why != v.action else ""
         was = v.before.text if v.before else "(not stored)"
-        print(f"#{v.number} {when} {v.action}{' (' + v.why + ')' if v.why else ''}; before: {was}")
+        print(f"#{v.number} {utc(v.when)} {v.action}{why}; before: {was}")
 
 
 def _timestamp(text: str) -> float:
@@ -153,8 +159,9 @@ def _read_export(path: Path) -> list[Reflection]:
         if not line.strip():
             continue
         try:
-            out.append(Reflection.from_dict(json.loads(line)))
-        except (ValueError, TypeError, KeyError) as exc:
-            msg = f"{path}:{n}: not a reflection from `memory export` ({type(exc).__name__})"
+            data = json.loads(line)
+        except ValueError:
+            msg = f"{path}:{n}: not a reflection from `memory export` (not JSON)"
             raise UsageError(msg) from None
+        out.append(reflection_from(data, f"{path}:{n}"))
     return out

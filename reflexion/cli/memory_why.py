@@ -1,6 +1,7 @@
 """`reflexion memory why RUN TASK EPISODE`: why an episode recalled what it did. The query, every
 recalled lesson with its similarity, score and rank, the lessons the scope or k cut off (and
-which of the two), and what happened to the attempt that followed.
+which of the two), and what happened to the attempt that followed. Each recall is explained by
+the store its strategy used, in that store's own order (a window's is newest first).
 
     reflexion memory why runs/x q4 2 --strategy reflexion
 """
@@ -11,10 +12,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memory.ranking import parse_ranking
+from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.protocols import Memory
 from reflexion.core.records import Recalled, RecallScope, Reflection, Step
+from reflexion.curate.lessons import pick_task
+from reflexion.curate.stores import kept_by
 from reflexion.loop.runfolder import RunFolder
 
 
@@ -28,31 +30,36 @@ def add_why_verb(verbs: Any) -> None:
     p.add_argument("--chroma-url", help="the run's Chroma server, if it used one")
 
 
-def cmd_memory_why(args: argparse.Namespace, memories: list[Memory]) -> None:
+def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
     folder = RunFolder(args.path)
     steps = folder.steps()
     config = folder.load_config() or {}
+    asked = [s for s in steps if s.kind == "recall"]
+    tasks = [(str(s.data.get("env") or config.get("env") or ""), s.task_id) for s in asked]
+    _, task = pick_task(args.task, tasks, args.path)
     recalls = [
         s
-        for s in steps
-        if s.kind == "recall" and s.task_id == args.task and s.episode == args.episode
+        for s in asked
+        if s.task_id == task
+        and s.episode == args.episode
         and (args.strategy is None or s.strategy == args.strategy)
         and (args.seed is None or s.seed == args.seed)
-    ]  # fmt: skip
+    ]
     if not recalls:
         msg = f"no recall of task {args.task!r} at episode {args.episode} in {args.path}"
         raise UsageError(msg)
     for step in recalls:
-        print(_explain(step, steps, config, memories))
+        print(_explain(step, steps, config, kept_by(stores, step.strategy, config)))
 
 
-def _explain(step: Step, steps: list[Step], config: dict[str, Any], memories: list[Memory]) -> str:
+def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list[Curated]) -> str:
     data = step.data
     query = step.prompt[0].content if step.prompt else ""
     k, rank = data.get("k", config.get("k", 3)), config.get("rank", "similarity")
+    ranking = "newest first" if all(s.kind == "window" for s in stores) else f"ranking {rank}"
     lines = [
         f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}: "
-        f"k={k}, scope {data.get('scope', '?')}, ranking {rank}",
+        f"k={k}, scope {data.get('scope', '?')}, {ranking}",
         f"query: {_short(query, 200)}",
         "recalled:",
     ]
@@ -64,29 +71,29 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], memories: li
         )
     if not hits:
         lines.append("  (nothing)")
-    lines += _cut_off(step, config, memories, {h["id"] for h in hits})
+    lines += _cut_off(step, stores, {h["id"] for h in hits})
     lines.append(f"then: {_then(step, steps)}")
     return "\n".join(lines) + "\n"
 
 
-def _cut_off(
-    step: Step, config: dict[str, Any], memories: list[Memory], recalled: set[str]
-) -> list[str]:
+def _cut_off(step: Step, stores: list[Curated], recalled: set[str]) -> list[str]:
     """The store's other lessons that existed at the recall, and what kept each out."""
     data, query = step.data, step.prompt[0].content if step.prompt else ""
+    where = (step.run_id, step.strategy, step.seed, step.episode)
     scope = RecallScope(
-        str(data.get("env", "")), step.task_id, step.run_id, step.strategy, step.seed,
-        step.episode, str(data.get("scope", "task")), stream=bool(data.get("stream", False)),
-    )  # fmt: skip
-    every: list[Recalled] = []
-    for memory in memories:
-        every += memory.search(query, k=max(len(memory.reflections()), 1))
-    at = float(data.get("at", float("inf")))
-    there = [h for h in every if h.reflection.created <= at and h.reflection.id not in recalled]
-    admitted = [h for h in every if h.reflection.created <= at and scope.admits(h.reflection)]
-    order = parse_ranking(str(config.get("rank", "similarity"))).rank(
-        admitted, step.task_id, len(admitted)
+        str(data.get("env", "")),
+        step.task_id,
+        *where,
+        str(data.get("scope", "task")),
+        stream=bool(data.get("stream", False)),
     )
+    at = float(data.get("at", float("inf")))
+    every: list[Recalled] = []
+    order: list[Recalled] = []
+    for store in stores:
+        every += store.search(query, k=max(len(store.lessons()), 1))
+        order += store.ranked(query, scope, at)
+    there = [h for h in every if h.reflection.created <= at and h.reflection.id not in recalled]
     place = {h.reflection.id: i for i, h in enumerate(order, start=1)}
     lines = ["cut off:" if there else "cut off: nothing (every lesson there was recalled)"]
     for h in sorted(there, key=lambda h: place.get(h.reflection.id, 10**9)):
@@ -96,7 +103,8 @@ def _cut_off(
             if r.id in place
             else f"scope: {_not_admitted(scope, r)}"
         )
-        lines.append(f"  {r.id}  similarity {_num(h.similarity)}  {r.task_id}  {why}")
+        similar = "" if h.similarity is None else f"  similarity {_num(h.similarity)}"
+        lines.append(f"  {r.id}{similar}  {r.task_id}  {why}")
     return lines
 
 

@@ -8,7 +8,10 @@ the visible score did: higher with it ("helped"), lower ("hurt") or the same. Th
 verdicts are reported beside it, but never decide anything: `memory prune --harmful` acts on the
 visible effect only, so no held-out signal shapes what a later prompt recalls.
 
-    >>> report = audit_run(Path("runs/main"), memory, sample=10)      # doctest: +SKIP
+A lesson of a store that keeps no credit (the window) is rerun and reported like any other; only
+its count is not kept.
+
+    >>> report = audit_run(Path("runs/main"), stores, sample=10)      # doctest: +SKIP
     >>> [(p.lesson, p.effect) for p in report.probes]                 # doctest: +SKIP
     [('3f9a0c1d2e4b5a69', 'helped'), ...]
 """
@@ -24,8 +27,7 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from envs.registry import make_env
-from memory.chroma.credit import add_audit
-from memory.chroma.store import ChromaMemory
+from reflexion.core.curation import CREDIT, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Env
 from reflexion.core.records import Recalled, Record, Reflection, Step, Task
@@ -81,6 +83,7 @@ class AuditReport:
     skipped: list[str]  # one line per probe that could not be rerun, with the reason
     candidates: int  # (episode, lesson) pairs there were to sample from
     counted: int = 0  # probes counted in the store now (not audited before)
+    uncounted: tuple[str, ...] = ()  # kinds of store that keep no count (the window)
 
 
 def recalls_in(steps: Sequence[Step]) -> list[Recall]:
@@ -117,18 +120,15 @@ def _order(pair: tuple[Recall, str]) -> tuple[str, str, int, int, str]:
 
 def audit_run(
     folder: Path,
-    memory: ChromaMemory,
+    stores: Sequence[Curated],
     n: int,
     model: BaseChatModel | None = None,
     seed: int = 0,
 ) -> AuditReport:
     """Sample `n` probes from the run's trace, rerun them, and count each effect in the store
-    (a probe audited before for the same lesson is rerun and reported, not counted twice)."""
-    saved = RunFolder(folder).load_config()
-    if saved is None:
-        msg = f"{folder} is not a run folder (no config.json)"
-        raise UsageError(msg)
-    config = RunConfig.from_dict({k: v for k, v in saved.items() if k in FIELDS})
+    that holds the lesson (a probe audited before for the same lesson is rerun and reported,
+    not counted twice)."""
+    config = _config(folder)
     recalls = recalls_in(RunFolder(folder).steps())
     chosen = sample(recalls, n, seed)
     if not chosen:
@@ -138,13 +138,27 @@ def audit_run(
         msg = f"{folder} has no env name to rebuild (it was run with an env object)"
         raise UsageError(msg)
     make_actor = actors_for(env, config, model)
-    lessons = {r.id: r for r in memory.reflections()}
+    holders = {r.id: store for store in stores for r in store.lessons()}
+    lessons = {r.id: r for store in stores for r in store.lessons()}
     tasks = {t.id: t for t in env.tasks()}
     done = asyncio.run(_all(chosen, lessons, tasks, env, make_actor, config.concurrency))
     probes = [p for p in done if isinstance(p, Probe)]
-    counted = sum(add_audit(memory, p.lesson, p.effect, p.key) for p in probes)
+    kept = [p for p in probes if CREDIT in holders[p.lesson].can]
+    counted = sum(holders[p.lesson].count_audit(p.lesson, p.effect, p.key) for p in kept)
+    uncounted = sorted(
+        {holders[p.lesson].kind for p in probes} - {holders[p.lesson].kind for p in kept}
+    )
     skipped = [p for p in done if isinstance(p, str)]
-    return AuditReport(probes, skipped, sum(len(r.lessons) for r in recalls), counted)
+    candidates = sum(len(r.lessons) for r in recalls)
+    return AuditReport(probes, skipped, candidates, counted, tuple(uncounted))
+
+
+def _config(folder: Path) -> RunConfig:
+    saved = RunFolder(folder).load_config()
+    if saved is None:
+        msg = f"{folder} is not a run folder (no config.json)"
+        raise UsageError(msg)
+    return RunConfig.from_dict({k: v for k, v in saved.items() if k in FIELDS})
 
 
 async def _all(
@@ -188,7 +202,7 @@ async def _probe(
         held_out = await asyncio.to_thread(env.evaluate, task, call.output)
         runs.append((score.value, held_out.solved))
     (with_score, with_passed), (without_score, without_passed) = runs
+    where_from = (recall.run_id, recall.strategy, recall.task_id, recall.seed, recall.episode)
     return Probe(
-        lesson, recall.run_id, recall.strategy, recall.task_id, recall.seed, recall.episode,
-        with_score, without_score, with_passed, without_passed, recall.score,
-    )  # fmt: skip
+        lesson, *where_from, with_score, without_score, with_passed, without_passed, recall.score
+    )

@@ -1,21 +1,25 @@
-"""What a run's memory holds, read for the `reflexion memory` commands and the web page: where a
-run folder's stores are, every store a backend finds there, each lesson's credit, the episodes
-that recalled it, and a search across stores."""
+"""Where a run folder's stores are (as its config.json says) and every store a backend finds
+there, opened for a person through the Curated contract: to read, or to change, held against
+other writers. The CLI and the web page open stores only through `opened`.
+
+    >>> with opened(Path("runs/quad"), None, "write") as stores:      # doctest: +SKIP
+    ...     [store.kind for store in stores]
+    ['chroma', 'window']
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 
-from memory.backend import DEFAULT_EMBEDDER, StoreSettings
-from memory.chroma.credit import Credit, credits
-from memory.chroma.store import ChromaMemory
-from memory.registry import BACKENDS
+from memory.backend import DEFAULT_EMBEDDER, Access, StoreSettings
+from memory.ranking import parse_ranking
+from memory.registry import BACKENDS, DEFAULT_BACKEND, get_backend
+from reflexion.core.curation import Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.protocols import Memory
-from reflexion.core.records import Recalled, Step
 from reflexion.loop.runfolder import RunFolder
-
-Recall = tuple[Step, float | None, float | None, str]  # the step, similarity, next score, source
 
 
 def check_has_memory(path: Path, url: str | None) -> None:
@@ -37,32 +41,22 @@ def check_has_memory(path: Path, url: str | None) -> None:
         raise UsageError(msg)
 
 
-def store_folder(path: Path, url: str | None) -> Path | None:
-    """The Chroma store folder a change goes to: the run's (OUT/memory, or its --memory DIR),
-    or `path` itself when it is a store; None for a server."""
-    if url:
-        return None
-    if (path / "chroma.sqlite3").exists():
-        return path
-    from memory.chroma.backend import store_path
-
-    return store_path(settings_for(path, None)) if path.exists() else path
-
-
-def settings_for(path: Path, url: str | None) -> StoreSettings:
-    """Where the stores of a run folder are (as its config.json says), or `path` as a store."""
+def settings_for(path: Path, url: str | None, create: bool = False) -> StoreSettings:
+    """Where the stores of a run folder are (as its config.json says), or `path` as a store
+    folder (`create`: one that need not exist yet, for `memory import`)."""
     config = RunFolder(path).load_config() if path.is_dir() else None
     embedder = str((config or {}).get("embedder") or DEFAULT_EMBEDDER)  # for the window's search
+    ranking = parse_ranking(str((config or {}).get("rank") or "similarity"))  # for `memory why`
     if url:
-        return StoreSettings(path, chroma_url=url, embedder=embedder)
-    if not path.exists():
+        return StoreSettings(path, chroma_url=url, embedder=embedder, ranking=ranking)
+    if not path.exists() and not create:
         msg = f"{path} does not exist"
         raise UsageError(msg)
     if config is None:
-        return StoreSettings(path, memory=str(path))
+        return StoreSettings(path, memory=str(path), embedder=embedder)
     if config.get("memory_mode") == "copy":  # the run's lessons are in its own copy
-        return StoreSettings(path, embedder=embedder)
-    return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder)
+        return StoreSettings(path, embedder=embedder, ranking=ranking)
+    return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder, ranking)
 
 
 def run_chroma_url(path: Path) -> str | None:
@@ -73,72 +67,47 @@ def run_chroma_url(path: Path) -> str | None:
     return str(url) if url and not copied else None
 
 
-def open_sources(settings: StoreSettings, path: Path) -> list[tuple[str, Memory]]:
-    """Every store a backend finds for this run folder (or store folder), with a label."""
-    sources: list[tuple[str, Memory]] = []
-    for backend in BACKENDS.values():
-        memory = backend.find(settings)
-        if memory is not None:
-            sources.append((_label(memory, backend.name, settings), memory))
-    if not sources:
-        looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where is not None)
-        msg = f"no memory store for {path}: {looked}"
-        raise StoreError(msg)
-    return sources
+@contextlib.contextmanager
+def opened(path: Path, url: str | None, access: Access = "read") -> Iterator[list[Curated]]:
+    """Every store a backend finds for this run folder (or store folder), closed after the
+    block; with access "write", each held against other writers meanwhile. StoreError when
+    there is none."""
+    url = url or run_chroma_url(path)
+    check_has_memory(path, url)
+    settings = settings_for(path, url)
+    with contextlib.ExitStack() as held:
+        stores = [held.enter_context(b.curated(settings, access)) for b in BACKENDS.values()]
+        found = [store for store in stores if store is not None]
+        if not found:
+            looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where)
+            msg = f"no memory store for {path}: {looked}"
+            raise StoreError(msg)
+        yield found
 
 
-def _label(memory: Memory, backend: str, settings: StoreSettings) -> str:
-    info = getattr(memory, "info", None)
-    if callable(info):
-        about = info()
-        model = f"embedding model {about['embedding_model']}, dim {about['embedding_dim']}"
-        return f"{about['location']} ({model})"
-    path = getattr(memory, "path", None)
-    return f"{path or settings.folder} (reflexion-{backend})"
+@contextlib.contextmanager
+def importing(path: Path, url: str | None, embedder: str) -> Iterator[Curated]:
+    """The store that `memory import` fills: the run's own (its --memory-backend), or a store
+    folder at `path`, made with `embedder` when there is none."""
+    url = url or run_chroma_url(path)
+    config = RunFolder(path).load_config() if path.is_dir() else None
+    name = str((config or {}).get("memory_backend") or DEFAULT_BACKEND)
+    backend = get_backend(name if name in BACKENDS else DEFAULT_BACKEND)
+    settings = settings_for(path, url, create=True)
+    if config is None:  # a store folder: made with the embedder asked for
+        settings = dataclasses.replace(settings, embedder=embedder)
+    with backend.writable(settings, create=True) as store:
+        yield store
 
 
-def search_sources(
-    sources: list[tuple[str, Memory]], text: str, k: int, embedder: str
-) -> list[Recalled]:
-    """Hits from every source, most similar first. A store with no index of its own (the window
-    list) is embedded here, with the run's embedding model."""
-    from memory.embedders import embedder_for
+def kept_by(stores: list[Curated], strategy: str, config: dict[str, object]) -> list[Curated]:
+    """The stores a strategy of this run kept its lessons in (its backend's), or every store
+    when that is not known (a strategy registered elsewhere, a memory object)."""
+    from reflexion.strategies import RUN_MEMORY, STRATEGIES
 
-    hits: list[Recalled] = []
-    for _, memory in sources:
-        found = memory.search(text, k)
-        if all(h.similarity is not None for h in found):
-            hits += found
-            continue
-        rs = memory.reflections()
-        query, *vectors = embedder_for(embedder).embed([text, *(r.text for r in rs)])
-        for r, v in zip(rs, vectors, strict=True):
-            hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
-    return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
-
-
-def credits_in(memory: Memory) -> dict[str, Credit]:
-    """Each lesson's credit, where the store keeps it (a Chroma store does)."""
-    return credits(memory) if isinstance(memory, ChromaMemory) else {}
-
-
-def recalls_of(path: Path, reflection_id: str) -> list[Recall]:
-    """Every recall step in the run's trace that returned this reflection: the step, its
-    similarity, and the visible score of the attempt made in that episode."""
-    if not (path / "trace.jsonl").exists():
-        return []
-    steps = RunFolder(path).steps()
-    scores = {
-        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
-        for s in steps
-        if s.kind == "score"
-    }
-    found = []
-    for step in steps:
-        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
-            if hit["id"] == reflection_id:
-                key = (step.strategy, step.task_id, step.seed, step.episode)
-                # where the lesson came from, for this episode ("" in traces made before)
-                source = str(hit.get("source", ""))
-                found.append((step, hit["similarity"], scores.get(key), source))
-    return found
+    known = STRATEGIES.get(strategy)
+    name = None if known is None else known.memory
+    if name == RUN_MEMORY:
+        name = str(config.get("memory_backend") or DEFAULT_BACKEND)
+    mine = [store for store in stores if store.kind == name]
+    return mine or stores

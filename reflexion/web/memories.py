@@ -6,27 +6,14 @@ history, as with `reflexion memory forget`."""
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
-from typing import Any
 
-from memory.backend import DEFAULT_EMBEDDER
-from memory.chroma import changes
-from memory.chroma.lock import StoreLock
-from memory.chroma.merging import merged_from
-from memory.chroma.store import ChromaMemory
+from memory.backend import DEFAULT_EMBEDDER, Access
+from reflexion.core.curation import FORGET, HISTORY, Change, Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.protocols import Memory
 from reflexion.core.records import Reflection
-from reflexion.loop.memories import (
-    check_has_memory,
-    credits_in,
-    open_sources,
-    recalls_of,
-    search_sources,
-    settings_for,
-    store_folder,
-)
+from reflexion.curate.lessons import credits_in, recalls_of, search_sources, task_label, utc
+from reflexion.curate.stores import opened
 from reflexion.web.layout import Html, link, page, pre, table, tag, url
 from reflexion.web.site import NotFound, Site
 
@@ -34,20 +21,13 @@ SEARCH_HITS = 10
 
 
 @contextlib.contextmanager
-def sources_of(site: Site, name: str) -> Iterator[list[tuple[str, Memory]]]:
-    """Every store of the run, opened for reading and closed after; UsageError or StoreError
-    (a run without memory, a store that cannot be opened) say why there is nothing to show."""
+def sources_of(site: Site, name: str, access: Access = "read") -> Iterator[list[Curated]]:
+    """Every store of the run, opened as `reflexion memory` opens them (for changing: held
+    against other writers) and closed after; UsageError or StoreError (a run without memory, a
+    store that cannot be opened) say why there is nothing to show."""
     path = site.run(name)
-    check_has_memory(path, None)
-    with site.stores:
-        sources = open_sources(settings_for(path, None), path)
-        try:
-            yield sources
-        finally:
-            for _, memory in sources:
-                close = getattr(memory, "close", None)
-                if callable(close):
-                    close()
+    with site.stores, opened(path, None, access) as stores:
+        yield stores
 
 
 def memory_page(site: Site, name: str, query: str, note: str = "") -> str:
@@ -62,45 +42,49 @@ def memory_page(site: Site, name: str, query: str, note: str = "") -> str:
     body: list[object] = [tag("p", note, cls="note")] if note else []
     body.append(form)
     try:
-        with sources_of(site, name) as sources:
+        with sources_of(site, name) as stores:
             if query:
-                body += _hits(name, sources, query, str(site.config(name).get("embedder") or ""))
-            for label, memory in sources:
-                body += _lessons(name, label, memory)
+                body += _hits(name, stores, query, str(site.config(name).get("embedder") or ""))
+            for store in stores:
+                body += _lessons(name, store)
     except (UsageError, StoreError) as exc:
         body.append(tag("p", str(exc), cls="note"))
     return page(f"Memory of {name}", *body, crumbs=crumbs)
 
 
-def _hits(name: str, sources: list[tuple[str, Memory]], query: str, embedder: str) -> list[Html]:
-    hits = search_sources(sources, query, SEARCH_HITS, embedder or DEFAULT_EMBEDDER)
+def _hits(name: str, stores: list[Curated], query: str, embedder: str) -> list[Html]:
+    hits = search_sources(stores, query, SEARCH_HITS, embedder or DEFAULT_EMBEDDER)
     rows = [
-        (f"{h.similarity or 0.0:.3f}", _id_link(name, h.reflection), h.reflection.task_id,
-         _short(h.reflection.text))
+        (
+            f"{h.similarity or 0.0:.3f}",
+            _id_link(name, h.reflection),
+            task_label(h.reflection.env, h.reflection.task_id),
+            _short(h.reflection.text),
+        )
         for h in hits
-    ]  # fmt: skip
+    ]
     return [
         tag("h2", f"Most similar to \u201c{query}\u201d"),
         table(("similarity", "lesson", "task", "text"), rows, cls="hits"),
     ]
 
 
-def _lessons(name: str, label: str, memory: Memory) -> list[Html]:
-    lessons, credit = memory.reflections(), credits_in(memory)
+def _lessons(name: str, store: Curated) -> list[Html]:
+    lessons, credit = store.lessons(), credits_in(store)
     rows = [
-        (_id_link(name, r), r.task_id, f"{r.strategy} seed {r.seed} episode {r.episode}",
-         f"{r.score:.3g}", str(credit.get(r.id, "")), r.flag, _short(r.text))
+        (
+            _id_link(name, r),
+            task_label(r.env, r.task_id),
+            f"{r.strategy} seed {r.seed} episode {r.episode}",
+            f"{r.score:.3g}",
+            str(credit.get(r.id, "")),
+            r.flag,
+            _short(r.text),
+        )
         for r in lessons
-    ]  # fmt: skip
+    ]
     head = ("lesson", "task", "written by", "score", "credit", "vague", "text")
-    return [tag("h2", f"{len(lessons)} lessons in {label}"), table(head, rows, cls="lessons")]
-
-
-def _stored(memory: Memory, rid: str) -> Reflection | None:
-    """The lesson as `memory` holds it now (a Chroma store looks it up by id)."""
-    if isinstance(memory, ChromaMemory):
-        return memory.get(rid)
-    return next((r for r in memory.reflections() if r.id == rid), None)
+    return [tag("h2", f"{len(lessons)} lessons in {store.label}"), table(head, rows, cls="lessons")]
 
 
 def _id_link(name: str, r: Reflection) -> Html:
@@ -116,19 +100,16 @@ def lesson_page(site: Site, name: str, rid: str) -> str:
     crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
     crumbs.append((url("runs", name, "memory", rid), rid))
     try:
-        with sources_of(site, name) as sources:
-            found = [(m, _stored(m, rid)) for _, m in sources]
-            body = _lesson(site, name, rid, found)
+        with sources_of(site, name) as stores:
+            body = _lesson(site, name, rid, stores)
     except (UsageError, StoreError) as exc:
         raise NotFound(str(exc)) from None
     return page(f"Lesson {rid}", *body, crumbs=crumbs)
 
 
-def _lesson(
-    site: Site, name: str, rid: str, found: list[tuple[Memory, Reflection | None]]
-) -> list[Html]:
-    stored = next(((m, r) for m, r in found if r is not None), None)
-    history = [v for m, _ in found if isinstance(m, ChromaMemory) for v in _versions(m, rid)]
+def _lesson(site: Site, name: str, rid: str, stores: list[Curated]) -> list[Html]:
+    stored = next(((s, r) for s in stores if (r := s.get(rid)) is not None), None)
+    history = [v for s in stores if HISTORY in s.can for v in s.history(rid)]
     if stored is None and not history:
         msg = f"no lesson {rid!r} in the memory of run {name!r}"
         raise NotFound(msg)
@@ -136,73 +117,73 @@ def _lesson(
     if stored is None:
         body.append(tag("p", "Not stored now (see its history).", cls="note"))
     else:
-        memory, r = stored
-        body += _about(site, name, memory, r)
+        store, r = stored
+        body += _about(site, name, store, r)
     if history:
-        rows = [(f"#{v.number}", _when(v.when), v.action, v.why, v.before.text if v.before else "")
-                for v in history]  # fmt: skip
-        head = ("change", "when", "action", "why", "before")
-        body += [tag("h2", "History"), table(head, rows, cls="history")]
+        body += _history(history)
     return body
 
 
-def _about(site: Site, name: str, memory: Memory, r: Reflection) -> list[Html]:
+def _history(history: list[Change]) -> list[Html]:
+    rows = [
+        (
+            f"#{v.number}",
+            utc(v.when),
+            v.action,
+            v.why if v.why != v.action else "",
+            v.before.text if v.before else "",
+        )
+        for v in history
+    ]
+    head = ("change", "when", "action", "why", "before")
+    return [tag("h2", "History"), table(head, rows, cls="history")]
+
+
+def _about(site: Site, name: str, store: Curated, r: Reflection) -> list[Html]:
     """The lesson's text, provenance and credit, who recalled it, and what was merged into it."""
-    credit = credits_in(memory).get(r.id)
+    credit = credits_in(store).get(r.id)
     fields = [(k, v) for k, v in r.to_dict().items() if k not in ("text", "created")]
-    fields.append(("created", _when(r.created)))
+    fields.append(("created", utc(r.created)))
     body = [pre(r.text, cls="lesson"), table(("field", "value"), fields, cls="fields")]
     body.append(tag("p", f"Credit: {credit if credit is not None else 'not kept by this store'}"))
     recalls = recalls_of(site.run(name), r.id)
     rows = [
-        (f"{step.strategy} seed {step.seed}", step.task_id, step.episode,
-         "n/a" if sim is None else f"{sim:.3f}", source or "",
-         "" if after is None else f"{r.score:.3g} -> {after:.3g}")
+        (
+            f"{step.strategy} seed {step.seed}",
+            step.task_id,
+            step.episode,
+            "n/a" if sim is None else f"{sim:.3f}",
+            source or "",
+            "" if after is None else f"{r.score:.3g} -> {after:.3g}",
+        )
         for step, sim, after, source in recalls
-    ]  # fmt: skip
+    ]
     head = ("recalled by", "task", "episode", "similarity", "from", "score")
     body += [
         tag("h2", f"Recalled {len(recalls)} times in this run"),
         table(head, rows, cls="recalls"),
     ]
-    merged = merged_from(memory, r.id) if isinstance(memory, ChromaMemory) else []
+    merged = store.merged_from(r.id)
     if merged:
-        rows = [(m["id"], m["task_id"], m["strategy"], m["seed"], m["episode"], m["run_id"])
-                for m in merged]  # fmt: skip
+        rows = [
+            (m["id"], m["task_id"], m["strategy"], m["seed"], m["episode"], m["run_id"])
+            for m in merged
+        ]
         head = ("merged in", "task", "strategy", "seed", "episode", "run")
         body += [tag("h2", "Merged into this lesson"), table(head, rows, cls="merged")]
-    if site.allow_edit and isinstance(memory, ChromaMemory) and memory.path is not None:
+    if site.allow_edit and FORGET in store.can:
         forget = url("runs", name, "memory", r.id, "forget")
         body.append(tag("p", link(forget, "Forget this lesson…")))
     return body
 
 
-def _versions(memory: ChromaMemory, rid: str) -> list[Any]:
-    with memory.changelog() as log:
-        return list(log.of(rid))
-
-
-def _when(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
-
-
-@contextlib.contextmanager
-def writable(site: Site, name: str) -> Iterator[ChromaMemory]:
-    """The run's own Chroma store folder, held against other writers (a run waits)."""
-    path = site.run(name)
-    check_has_memory(path, None)
-    folder = store_folder(path, None)
-    if folder is None or not (folder / "chroma.sqlite3").exists():
-        msg = f"run {name!r} has no Chroma store folder to change"
-        raise NotFound(msg)
-    lock = StoreLock(folder)
-    try:
-        with site.stores, ChromaMemory.open(folder) as memory:
-            yield memory
-    finally:
-        lock.close()
-
-
 def forget_lesson(site: Site, name: str, rid: str, why: str) -> int:
-    with writable(site, name) as memory:
-        return changes.forget(memory, [rid], why or "forgotten on the web page")
+    """Forget lesson `rid` from whichever store of the run holds it (0: none does)."""
+    try:
+        with sources_of(site, name, "write") as stores:
+            for store in stores:
+                if FORGET in store.can and store.get(rid) is not None:
+                    return store.forget([rid], why or "forgotten on the web page")
+    except (UsageError, StoreError) as exc:
+        raise NotFound(str(exc)) from None
+    return 0

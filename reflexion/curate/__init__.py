@@ -1,0 +1,8 @@
+"""Curating what a run learned: the shared code under `reflexion memory` and the web memory
+page. It reaches every store through the Curated contract (reflexion.core.curation) that each
+memory backend offers, and knows no concrete store.
+
+    stores   where a run folder's stores are, opened for reading or for changing (with a lock)
+    lessons  finding a lesson or a task among them, searching, the recalls a trace recorded
+    audit    rerunning a recalling episode without a lesson: what that lesson did
+"""

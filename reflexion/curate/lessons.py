@@ -1,0 +1,155 @@
+"""Finding lessons and tasks among a run's stores, as a person names them: a lesson by its id, a
+task by the id `reflexion memory list` prints (`quadratic/q2`, or the env's own `q2`). A name that
+matches nothing is a UsageError that names the closest ones. Also: each store's credit, a search
+across stores, the recalls a trace recorded, and times as `memory` prints them.
+
+    >>> task_label("quadratic", "q2"), task_label("textworld", "textworld/r3")
+    ('quadratic/q2', 'textworld/r3')
+    >>> pick_task("quadratic/q2", [("quadratic", "q2")], "runs/q")
+    ('quadratic', 'q2')
+    >>> utc(0.0)
+    '1970-01-01T00:00:00Z'
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from reflexion.core.curation import CREDIT, Credit, Curated
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Recalled, Reflection, Step
+from reflexion.loop.runfolder import RunFolder
+
+Recall = tuple[Step, float | None, float | None, str]  # the step, similarity, next score, source
+
+
+def task_label(env: str, task_id: str) -> str:
+    """A task as `memory` prints it: env/task, the env's name once (see the module's example)."""
+    return task_id if task_id.startswith(f"{env}/") else f"{env}/{task_id}"
+
+
+def pick_task(text: str, tasks: Iterable[tuple[str, str]], where: object) -> tuple[str, str]:
+    """The (env, task id) that `text` names, as printed or as the env names it; a UsageError
+    naming the closest printed ids when it names none."""
+    known = sorted(set(tasks))
+    for env, task_id in known:
+        if text in (task_label(env, task_id), task_id):
+            return env, task_id
+    labels = [task_label(env, task_id) for env, task_id in known]
+    what = "task"
+    raise unknown(what, text, labels, where)
+
+
+def unknown(what: str, given: str, known: Sequence[str], where: object) -> UsageError:
+    """`no WHAT 'GIVEN' in WHERE; closest: ...`, the three known names most like `given`."""
+    near = difflib.get_close_matches(given, list(dict.fromkeys(known)), n=3, cutoff=0.0)
+    hint = f"; closest: {', '.join(near)}" if near else f"; it holds no {what}"
+    return UsageError(f"no {what} {given!r} in {where}{hint}")
+
+
+def holder(stores: Sequence[Curated], rid: str, where: object) -> tuple[Curated, Reflection]:
+    """The store that holds lesson `rid` now, and the lesson; a UsageError when none does."""
+    for store in stores:
+        found = store.get(rid)
+        if found is not None:
+            return store, found
+    every = [r.id for store in stores for r in store.lessons()]
+    what = "reflection with id"
+    raise unknown(what, rid, every, where)
+
+
+def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
+    """The store that holds lesson `rid`, or else that kept it in its history."""
+    for store in stores:
+        if store.get(rid) is not None:
+            return store
+    for store in stores:
+        if "history" in store.can and store.history(rid):
+            return store
+    return None
+
+
+def credits_in(store: Curated) -> dict[str, Credit]:
+    """Each lesson's credit, where the store keeps it (empty where it keeps none)."""
+    return store.credits() if CREDIT in store.can else {}
+
+
+def search_sources(stores: Sequence[Curated], text: str, k: int, embedder: str) -> list[Recalled]:
+    """Hits from every store, most similar first. A store with no index of its own (the window
+    list) is embedded here, with the run's embedding model."""
+    from memory.embedders import embedder_for
+
+    hits: list[Recalled] = []
+    for store in stores:
+        found = store.search(text, k)
+        if all(h.similarity is not None for h in found):
+            hits += found
+            continue
+        rs = store.lessons()
+        query, *vectors = embedder_for(embedder).embed([text, *(r.text for r in rs)])
+        for r, v in zip(rs, vectors, strict=True):
+            hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
+    return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
+
+
+def recalls_of(path: Path, reflection_id: str) -> list[Recall]:
+    """Every recall step in the run's trace that returned this reflection: the step, its
+    similarity, and the visible score of the attempt made in that episode."""
+    if not (path / "trace.jsonl").exists():
+        return []
+    steps = RunFolder(path).steps()
+    scores = {
+        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
+        for s in steps
+        if s.kind == "score"
+    }
+    found = []
+    for step in steps:
+        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
+            if hit["id"] == reflection_id:
+                key = (step.strategy, step.task_id, step.seed, step.episode)
+                # where the lesson came from, for this episode ("" in traces made before)
+                source = str(hit.get("source", ""))
+                found.append((step, hit["similarity"], scores.get(key), source))
+    return found
+
+
+def utc(seconds: float) -> str:
+    """A unix time as `memory` prints it (see the module's example)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def plural(n: int, word: str) -> str:
+    """`1 reflection`, `2 reflections`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def reflection_from(data: object, where: str) -> Reflection:
+    """A lesson from one line of `memory export`, every field checked: a UsageError names the
+    first field that is missing or of the wrong type."""
+    import dataclasses
+
+    if not isinstance(data, dict):
+        msg = f"{where}: not a reflection from `memory export` (not a JSON object)"
+        raise UsageError(msg)
+    kinds = {"str": (str,), "int": (int,), "float": (int, float)}
+    for field in dataclasses.fields(Reflection):
+        if field.name not in data:
+            if field.default is dataclasses.MISSING:
+                msg = f"{where}: not a reflection from `memory export` (no field {field.name!r})"
+                raise UsageError(msg)
+            continue
+        value = data[field.name]
+        if isinstance(value, bool) or not isinstance(value, kinds[str(field.type)]):
+            msg = (
+                f"{where}: field {field.name!r} should be {kinds[str(field.type)][-1].__name__}"
+                f", got {value!r:.40}"
+            )
+            raise UsageError(msg)
+    numbers = {
+        f.name: float(data[f.name]) for f in dataclasses.fields(Reflection) if f.type == "float"
+    }
+    return Reflection.from_dict(data | numbers)
