@@ -6,11 +6,12 @@ Rooms and layers (a room may import its own modules and any lower layer, nothing
     1  memory, envs, reflexion.models,     each imports only reflexion.core (and itself)
        reflexion.strategies
     2  reflexion.loop                      the loop's machinery
-    3  reflexion.report
-    4  reflexion.web                       the web page (`reflexion serve`)
-    5  reflexion.cli
-    6  reflexion (the package's __init__ and __main__: the public API)
-    7  scripts                             measurements and tools, run as `python scripts/x.py`
+    3  reflexion.curate                    curating stored lessons (`memory`, the web memory page)
+    4  reflexion.report
+    5  reflexion.web                       the web page (`reflexion serve`)
+    6  reflexion.cli
+    7  reflexion (the package's __init__ and __main__: the public API)
+    8  scripts                             measurements and tools, run as `python scripts/x.py`
 
 A script uses the package as a user would: it imports packages (what an `__init__.py` offers:
 `reflexion`, `reflexion.report`, `reflexion.models`, `memory`, `envs.sandbox`, ...), never a module
@@ -33,12 +34,17 @@ ROOMS = {
     "reflexion.models": 1,
     "reflexion.strategies": 1,
     "reflexion.loop": 2,
-    "reflexion.report": 3,
-    "reflexion.web": 4,
-    "reflexion.cli": 5,
-    "reflexion": 6,
-    "scripts": 7,
+    "reflexion.curate": 3,
+    "reflexion.report": 4,
+    "reflexion.web": 5,
+    "reflexion.cli": 6,
+    "reflexion": 7,
+    "scripts": 8,
 }
+# Every store stays behind the curation contract (reflexion.core.curation): no module outside
+# `memory` imports a store's own modules, and none tests `isinstance` on a store's class.
+STORE_INSIDES = ("memory.chroma", "memory.window_curation", "memory.listed")
+STORE_CLASSES = ("ChromaMemory", "WindowMemory", "ChromaCuration", "WindowCuration")
 OURS = ("reflexion", "memory", "envs", "scripts")
 SCRIPTS = "scripts"
 # what no script may import, not even a package of it: reached through `reflexion` and `memory`
@@ -133,6 +139,45 @@ def _public_face(target: str, known: dict[str, Path]) -> bool:
     inside = any(target == i or target.startswith(i + ".") for i in INTERNALS)
     path = known.get(target)
     return not inside and path is not None and path.name == "__init__.py"
+
+
+def store_inside_imports(root: Path) -> list[str]:
+    """Imports of a store's own modules from outside the `memory` package."""
+    return [
+        f"{imp.source}:{imp.line} imports {imp.target}: a store's insides (use `memory`)"
+        for imp in imports(root)
+        if room(imp.source) != "memory"
+        and any(imp.target == m or imp.target.startswith(m + ".") for m in STORE_INSIDES)
+    ]
+
+
+def concrete_store_checks(root: Path) -> list[str]:
+    """`isinstance(x, ChromaMemory)` and the like: code that treats one store apart (ask the
+    store's `can` instead, or a protocol)."""
+    bad = []
+    for name, path in modules(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and _called(node) == "isinstance"):
+                continue
+            kinds = node.args[1:2]
+            named = [
+                _called(k)
+                for k in (kinds[0].elts if kinds and isinstance(kinds[0], ast.Tuple) else kinds)
+            ]
+            bad += [
+                f"{name}:{node.lineno} tests isinstance on {k}: ask the store's `can`"
+                for k in named
+                if k in STORE_CLASSES
+            ]
+    return bad
+
+
+def _called(node: ast.expr) -> str:
+    """The last name of a call's function or of an expression (`a.b.C` -> `C`)."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
 
 
 def cycles(root: Path) -> list[list[str]]:

@@ -8,13 +8,53 @@ import sys
 import textwrap
 from pathlib import Path
 
-from layout import cycles, layer_violations, oversized
+from layout import (
+    concrete_store_checks,
+    cycles,
+    layer_violations,
+    oversized,
+    store_inside_imports,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_imports_follow_the_layers() -> None:
     assert layer_violations(ROOT) == []
+
+
+def test_only_memory_imports_a_stores_insides() -> None:
+    assert store_inside_imports(ROOT) == []
+
+
+def test_no_module_tests_isinstance_on_a_concrete_store() -> None:
+    assert concrete_store_checks(ROOT) == []
+
+
+def test_the_store_rules_catch_an_inside_import_and_an_isinstance(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "memory/__init__.py": "from memory.chroma.store import ChromaMemory\n",  # allowed
+            "memory/chroma/__init__.py": "",
+            "memory/chroma/store.py": "class ChromaMemory: ...\n",
+            "reflexion/curate/a.py": "from memory.chroma.store import ChromaMemory\n",
+            "reflexion/web/b.py": "import memory.chroma\n",
+            "reflexion/cli/c.py": (
+                "import memory\n"
+                "def f(m):\n"
+                "    return isinstance(m, (memory.ChromaMemory, int)) or isinstance(m, dict)\n"
+            ),
+        },
+    )
+    assert store_inside_imports(root) == [
+        "reflexion.curate.a:1 imports memory.chroma.store: a store's insides (use `memory`)",
+        "reflexion.web.b:1 imports memory.chroma: a store's insides (use `memory`)",
+    ]
+    assert concrete_store_checks(root) == [
+        "reflexion.cli.c:3 tests isinstance on ChromaMemory: ask the store's `can`"
+    ]
+    assert layer_violations(root) == []  # neither is a layer break: the rules add to the layers
 
 
 def test_no_module_imports_another_that_imports_it_back() -> None:
