@@ -202,7 +202,7 @@ def _ranking_or_text(value: Any) -> Any:
 
 def actors_for(env: Env, config: RunConfig, model: BaseChatModel | None = None) -> ActorFor:
     """The actors a run of `config` on `env` uses, by seed (its model, or the env's scripted
-    actor): for reruns of its episodes (reflexion.loop.audit)."""
+    actor): for reruns of its episodes (reflexion.curate.audit)."""
     return _actors(env, config, Injected(model=model))
 
 
