@@ -139,10 +139,19 @@ class RunConfig(Record):
     )
     order: str = setting(
         "parallel",
-        help="parallel, or stream: one task at a time in the env's order, so with --scope "
-        "global a task recalls the lessons of the tasks before it",
+        help="parallel, or stream: one task at a time in the env's order (or shuffled by "
+        "--stream-seed), so with --scope global a task recalls the lessons of the tasks before it",
         choices=("parallel", "stream"),
         result=True,
+    )
+    stream_seed: int | None = setting(
+        help="with --order stream: shuffle the task order once with this seed, the same order "
+        "for every strategy (config.json records it, so a resume and the report keep it); "
+        "default: the env's order",
+        parse=int,
+        result=True,
+        limits=(0, 2**31 - 1),
+        label="stream shuffle seed",
     )
     dedup: float | None = setting(
         help="merge a new reflection into a stored one the trial could recall that is at least "
@@ -250,6 +259,9 @@ class RunConfig(Record):
                 raise UsageError(msg)
         if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
             msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
+            raise UsageError(msg)
+        if self.stream_seed is not None and self.order != "stream":
+            msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
             raise UsageError(msg)
         for role, limit in self.max_tokens.items():
             if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:

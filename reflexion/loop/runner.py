@@ -25,7 +25,7 @@ from reflexion.core.protocols import Actor, Env, Memory
 from reflexion.core.records import Step
 from reflexion.loop.budget import Budget, RunResults
 from reflexion.loop.config import RunConfig
-from reflexion.loop.schedule import TrialRunner, Trials, run_jobs
+from reflexion.loop.schedule import TrialRunner, Trials, run_jobs, stream_order
 from reflexion.loop.setup import ActorFor, Injected, Prepared, prepare
 from reflexion.strategies import Strategy
 
@@ -88,12 +88,13 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
     try:
         if config.executor == "ray":
             joined = cluster.connect(config.ray_address)
+        stream = _stream(plan)
         plan.folder.save_config(plan.saved)  # only once every input has been checked
         done = {r.key for r in plan.folder.results()}
         _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
         jobs = [job for job in _jobs(plan) if job not in done]
         trials = _trials(plan, budget.tap(plan.folder.write_step))
-        cut = await run_jobs(jobs, trials, plan.folder, budget, progress)
+        cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
     finally:
         plan.folder.close()
         close_all(plan.owned)
@@ -117,6 +118,24 @@ def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
 def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
     c = plan.config
     return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in plan.tasks]
+
+
+def _stream(plan: Prepared) -> list[str] | None:
+    """--order stream: the task order, recorded in config.json (`stream_order`) for the report.
+    A resumed folder keeps the order it recorded; one whose tasks are no longer the env's is
+    refused, since its stream could not go on as it began."""
+    if plan.config.order != "stream":
+        return None
+    ids = [t.id for t in plan.tasks]
+    order = plan.saved.get("stream_order") or stream_order(ids, plan.config.stream_seed)
+    if sorted(order) != sorted(ids):
+        msg = (
+            f"{plan.folder.path} streamed other tasks than env {plan.config.env!r} has now; "
+            "use another --out folder"
+        )
+        raise UsageError(msg)
+    plan.saved["stream_order"] = order
+    return list(order)
 
 
 def _forget_interrupted(moved: list[dict[str, Any]], memories: dict[str, Memory]) -> None:

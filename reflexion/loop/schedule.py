@@ -2,12 +2,18 @@
 
 >>> trials = Trials(plan, budget.tap(folder.write_step))                      # doctest: +SKIP
 >>> cut = asyncio.run(run_jobs(jobs, trials, folder, budget, progress=False))  # doctest: +SKIP
+
+--order stream runs one task at a time, in the env's order or in one shuffle of it:
+
+>>> stream_order(["q0", "q1", "q2", "q3", "q4"], seed=3)
+['q0', 'q2', 'q3', 'q4', 'q1']
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import random
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,11 +73,25 @@ class Trials:
         return trial.result()
 
 
+def stream_order(task_ids: Sequence[str], seed: int | None) -> list[str]:
+    """The order --order stream runs its tasks in: the env's (`seed` None), or one shuffle of it
+    by `seed`, the same for every strategy of the run.
+
+    >>> stream_order(["q0", "q1", "q2"], None)
+    ['q0', 'q1', 'q2']
+    """
+    order = list(task_ids)
+    if seed is not None:
+        # subtle: Random(int).shuffle gives the same order on every Python 3 version and machine
+        random.Random(seed).shuffle(order)
+    return order
+
+
 async def _in_task_order(
-    jobs: list[Job], order: list[str], one: Callable[[str, str, int], Awaitable[None]]
+    jobs: list[Job], order: Sequence[str], one: Callable[[str, str, int], Awaitable[None]]
 ) -> None:
-    """--order stream: the jobs of one task at a time, in the env's task order; within a task,
-    its strategies and seeds run concurrently."""
+    """--order stream: the jobs of one task at a time, in `order`; within a task, its
+    strategies and seeds run concurrently."""
     for task_id in order:
         group = [asyncio.ensure_future(one(*job)) for job in jobs if job[1] == task_id]
         try:
@@ -89,9 +109,11 @@ async def run_jobs(
     folder: RunFolder,
     budget: Budget,
     progress: bool,
+    stream: Sequence[str] | None = None,
 ) -> bool:
     """Run every job; True if the budget ran out first. Then every trial not finished is
-    cancelled, its partial trace left for the next resume to set aside."""
+    cancelled, its partial trace left for the next resume to set aside. With `stream` (every
+    task id, in order: --order stream) one task's jobs run at a time, else all at once."""
     gate = asyncio.Semaphore(trials.plan.config.concurrency)
     bar = _progress_bar(len(jobs), progress)
 
@@ -100,8 +122,8 @@ async def run_jobs(
             folder.write_result(await trials.run(strategy, task_id, seed))
             bar.update(1)
 
-    if trials.plan.config.order == "stream":
-        tasks = [asyncio.ensure_future(_in_task_order(jobs, list(trials.tasks), one))]
+    if stream is not None:
+        tasks = [asyncio.ensure_future(_in_task_order(jobs, stream, one))]
     else:
         tasks = [asyncio.ensure_future(one(*job)) for job in jobs]
 
