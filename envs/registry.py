@@ -90,6 +90,12 @@ def _textworld(arg: str | None) -> Env:
     return TextWorldEnv.from_spec(arg)
 
 
+def _game24(arg: str | None) -> Env:
+    from envs.game24 import Game24Env
+
+    return Game24Env.from_spec(arg)
+
+
 def _quadratic(arg: str | None) -> Env:
     from envs.quadratic import QuadraticEnv
 
@@ -104,6 +110,7 @@ BUILTINS: dict[str, EnvFactory] = {
     "jsonl": _jsonl,
     "constrained": _constrained,
     "textworld": _textworld,
+    "game24": _game24,
     "python": _python,
 }
 BUILTIN = tuple(BUILTINS)

@@ -43,7 +43,8 @@ class RunConfig(Record):
     env: str = setting(
         "",
         help="quadratic (no LLM), humaneval[:N|:spread-N|:first-miss|:ids=...], "
-        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], jsonl:PATH, "
+        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], game24:N[,seed=S] "
+        "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
         "python:MODULE:ATTR, or a name you registered",
         result=True,
     )

@@ -1,0 +1,296 @@
+"""`--env game24:N`: solvable puzzles by brute force, the exact-fraction check, answers found in a
+reply, code answers run in the sandbox, and runs end to end."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import scripted
+
+import envs.game24.env as game24_env
+from envs.game24 import Game24Env
+from envs.game24.answers import text_answer
+from envs.game24.check import check
+from envs.game24.puzzles import counts, cuts, difficulty, solvable, ways
+from envs.registry import make_env
+from reflexion.cli import main
+from reflexion.core.protocols import Env, SandboxedEnv
+from reflexion.loop.config import RunConfig
+from reflexion.loop.runner import run
+
+FAST = ["--embedder", "hash-64", "--no-progress"]
+
+
+def _naive_ways(numbers: tuple[int, ...]) -> int:
+    """The definition, spelled out: every distinct order x 4^3 operators x 5 bracketings."""
+
+    def op(o: str, a: Fraction | None, b: Fraction | None) -> Fraction | None:
+        if a is None or b is None or (o == "/" and b == 0):
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}[o] if o != "/" else a / b
+
+    found = 0
+    for a, b, c, d in {tuple(map(Fraction, p)) for p in itertools.permutations(numbers)}:
+        for x, y, z in itertools.product("+-*/", repeat=3):
+            trees = [
+                op(z, op(y, op(x, a, b), c), d),
+                op(z, op(x, a, op(y, b, c)), d),
+                op(y, op(x, a, b), op(z, c, d)),
+                op(x, a, op(z, op(y, b, c), d)),
+                op(x, a, op(y, b, op(z, c, d))),
+            ]
+            found += sum(t == 24 for t in trees)
+    return found
+
+
+def test_1362_of_the_1820_multisets_can_make_24() -> None:
+    assert len(counts()) == 1820 and len(solvable()) == 1362
+    assert (1, 1, 1, 1) not in solvable() and (3, 3, 8, 8) in solvable()
+
+
+@pytest.mark.parametrize("numbers", [(1, 3, 4, 6), (3, 3, 8, 8), (1, 1, 4, 6), (2, 3, 4, 12)])
+def test_the_count_of_ways_is_the_naive_enumeration(numbers: tuple[int, ...]) -> None:
+    assert ways(numbers) == _naive_ways(numbers) > 0
+    assert ways((1, 1, 1, 1)) == _naive_ways((1, 1, 1, 1)) == 0
+
+
+def test_difficulty_is_the_tercile_of_the_count_of_ways() -> None:
+    assert (ways((1, 3, 4, 6)), ways((3, 3, 8, 8)), ways((1, 1, 4, 6))) == (1, 1, 228)
+    assert cuts() == (13, 34)
+    buckets = Counter(difficulty(ms) for ms in solvable())
+    assert buckets == {"hard": 451, "medium": 451, "easy": 460}
+    assert difficulty((6, 4, 3, 1)) == "hard" and difficulty((1, 1, 4, 6)) == "easy"
+
+
+def test_puzzles_are_distinct_solvable_and_fixed_by_the_seed() -> None:
+    env = Game24Env.from_spec("50,seed=3")
+    ids = [t.id for t in env.tasks()]
+    assert len(set(ids)) == 50 and ids == [t.id for t in make_env("game24:50,seed=3").tasks()]
+    assert ids != [t.id for t in Game24Env.from_spec("50,seed=4").tasks()]
+    assert [t.id for t in make_env("game24:2").tasks()] == [t.id for t in Game24Env(2).tasks()]
+    for task in env.tasks():
+        numbers = tuple(task.spec["numbers"])
+        assert numbers in solvable() and task.id == "game24/" + "-".join(map(str, numbers))
+        assert task.spec["ways"] == ways(numbers) and task.spec["difficulty"] == difficulty(numbers)
+    assert len(Game24Env.from_spec("1362").tasks()) == 1362  # every puzzle, once
+
+
+def test_the_prompt_asks_for_an_expression_and_gives_no_code_or_hint() -> None:
+    env = Game24Env.from_spec("20")
+    assert isinstance(env, Env) and isinstance(env, SandboxedEnv)
+    for task in env.tasks():
+        prompt = task.prompt.lower()
+        assert ", ".join(map(str, task.spec["numbers"])) in prompt
+        assert "answer: <expression>" in prompt and "exactly once" in prompt
+        suggestions = ("python", "code", "program", "```", "solver", "example", "hint", "step")
+        assert not [word for word in suggestions if word in prompt]
+
+
+@pytest.mark.parametrize(
+    ("expression", "numbers"),
+    [
+        ("(6 / (1 - 3/4))", (1, 3, 4, 6)),
+        ("8/(3-8/3)", (3, 3, 8, 8)),
+        ("((13 * 13) - 1) / 7", (1, 7, 13, 13)),
+        ("6 * 4 * (1 * 1)", (1, 1, 4, 6)),
+    ],
+)
+def test_right_answers_pass(expression: str, numbers: tuple[int, ...]) -> None:
+    verdict = check(expression, numbers)
+    assert verdict.solved and verdict.value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("6 / (1 - 3/4) * 1", "It uses 1, 1, 3, 4, 6, but the numbers are 1, 3, 4, 6"),
+        ("6 * 4 * 1", "It uses 1, 4, 6, but"),
+        ("6 / (1 - 3/3)", "It uses 1, 3, 3, 6"),
+        ("6 * 4 - 3 / 1", "equals 21, not 24"),
+        ("6 * 4 - 1 / 3 - 0", "It uses 0, 1, 3, 4, 6"),
+        ("(6 - 1) * 4 + 3 / 2", "It uses 1, 2, 3, 4, 6"),
+        ("6 * (4 - 3 / 1)", "equals 6, not 24"),
+        ("(6 * 4 - 1) + 3 / 6", "equals 47/2 (about 23.5), not 24"),
+        ("6 / (3 - 3) + 4 * 1", "divides by zero"),
+        ("6 / (4 - 4 * 1) + 3", "divides by zero"),
+        ("a * 4 + 3 - 1", "names and function calls are not allowed"),
+        ("abs(6) * 4 * (3 - 1)", "names and function calls are not allowed"),
+        ("6 ** 1 * 4 * (3 - 3)", "`**` is not allowed"),
+        ("(6 // 1) * 4 + 3 - 3", "`//` is not allowed"),
+        ("-1 + 6 * 4 + 3 - 3", "unary minus"),
+        ("6.0 * 4 * (3 - 1)", "6.0 is not a whole number"),
+        ("six times four", "does not parse"),
+        ("1, 3, 4, 6", "only numbers, + - * / and parentheses"),
+    ],
+)
+def test_wrong_answers_fail_saying_what_is_wrong(expression: str, says: str) -> None:
+    verdict = check(expression, (1, 3, 4, 6))
+    assert not verdict.solved and says in verdict.feedback
+    assert "24" not in verdict.feedback.replace("not 24", "")  # no other number is suggested
+
+
+def test_a_right_expression_of_other_numbers_scores_below_a_wrong_value_of_the_right_ones() -> None:
+    other, close = check("6 * 4 * 1", (1, 3, 4, 6)), check("6 * 4 - 3 + 1", (1, 3, 4, 6))
+    assert (other.value, close.value) == (0.25, 0.5)
+    assert check("x", (1, 3, 4, 6)).value == 0.0
+
+
+@pytest.mark.parametrize(
+    ("reply", "expression"),
+    [
+        ("Let me try 6 * 4 = 24.\nAnswer: 6 / (1 - 3/4)", "6 / (1 - 3/4)"),
+        ("**Final Answer:** $6 \\div (1 - 3 \\div 4) = 24$", "6 / (1 - 3 / 4)"),
+        ("Answer:\n(6 × 4) × (3 − 1 − 1)", "(6 * 4) * (3 - 1 - 1)"),
+        ("We get\n6 / (1 - 3/4) = 24\nSo that works.", "6 / (1 - 3/4)"),
+        ("Answer: 6 / (1 - 3/4)\nWait, no.\nAnswer: 2 ** 3 * 3", "2 ** 3 * 3"),
+        ("```\n6 / (1 - 3/4)\n```", "6 / (1 - 3/4)"),  # a plain fence is text
+        ("```python\n6 / (1 - 3/4)\n```", None),  # a python block is code, to be run
+        ("I cannot find one.", None),
+    ],
+)
+def test_the_answer_is_the_last_answer_line_or_expression(reply: str, expression: str) -> None:
+    assert text_answer(reply) == expression
+
+
+def test_a_reply_without_an_expression_is_told_how_to_answer() -> None:
+    env = Game24Env(1)
+    score = env.score(env.tasks()[0], "It is hard to say.")
+    assert not score.solved and "Answer: <expression>" in score.feedback
+
+
+SOLVER = """Let me write a program.
+```python
+from fractions import Fraction
+
+def solve(items):
+    if len(items) == 1:
+        return items[0][1] if items[0][0] == 24 else None
+    for i, j in ((i, j) for i in range(len(items)) for j in range(len(items)) if i != j):
+        (a, x), (b, y) = items[i], items[j]
+        rest = [items[k] for k in range(len(items)) if k not in (i, j)]
+        options = [(a + b, f"({x} + {y})"), (a - b, f"({x} - {y})"), (a * b, f"({x} * {y})")]
+        options += [(a / b, f"({x} / {y})")] if b else []
+        for value, text in options:
+            found = solve([*rest, (value, text)])
+            if found:
+                return found
+    return None
+
+import os
+os.environ["GAME24_RAN_HERE"] = "yes"
+print("searching...")
+print(solve([(Fraction(n), str(n)) for n in [NUMS]]))
+```
+Answer: 1 + 1 + 1 + 1"""
+
+
+def test_a_code_answer_runs_in_the_sandbox_and_its_printed_expression_is_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[str] = []
+    real = game24_env.run_python
+
+    def spy(code: str, **limits: float) -> object:
+        ran.append(code)
+        return real(code, **limits)
+
+    monkeypatch.setattr(game24_env, "run_python", spy)
+    game24_env._printed_expression.cache_clear()
+    env = Game24Env(1)
+    task = env.tasks()[0]
+    reply = SOLVER.replace("NUMS", ", ".join(map(str, task.spec["numbers"])))
+    score = env.score(task, reply)
+    assert score.solved, score.feedback
+    assert score.feedback.startswith("The code ran; it printed `(")
+    assert "GAME24_RAN_HERE" not in os.environ  # it ran in another process, not in ours
+    assert env.evaluate(task, reply) == score and len(ran) == 1  # run once for both checks
+    # the code decides, not the guess on the Answer line; and a wrong program fails
+    wrong = SOLVER.replace("NUMS", "1, 1, 1, 1")
+    assert not env.score(task, wrong).solved
+    assert "printed no expression" in env.score(task, wrong).feedback
+
+
+def test_code_that_prints_no_expression_falls_back_to_the_answer_line() -> None:
+    env = Game24Env.from_spec("1,seed=7")  # 3, 3, 3, 6
+    task = env.tasks()[0]
+    reply = "```python\nprint(3 * 6 + 3 + 3)\n```\nAnswer: 3 * 6 + 3 + 3"
+    score = env.score(task, reply)
+    assert score.solved and score.feedback.startswith("The code ran and printed no expression.")
+    crash = env.score(task, "```python\nraise SystemExit(3)\n```")
+    assert not crash.solved and crash.feedback.startswith("The code failed")
+
+
+def test_an_endless_program_fails_within_the_limit_and_the_run_goes_on(tmp_path: Path) -> None:
+    env = Game24Env.from_spec("1,seed=7")
+    env.code_seconds = 1.0
+    loop = "```python\nwhile True:\n    pass\n```"
+    start = time.perf_counter()
+    score = env.score(env.tasks()[0], loop)
+    assert time.perf_counter() - start < 10
+    assert not score.solved and "did not finish within 1 s" in score.feedback
+    model = scripted([loop, "Write the expression itself.", "Answer: 3 * 6 + 3 + 3"])
+    config = RunConfig(
+        strategies=("reflexion",), out=str(tmp_path / "r"), episodes=2, embedder="hash-64"
+    )
+    [result] = run(config, env=env, model=model)
+    assert result.final_passed and result.attempts == 2 and result.errors == ()
+
+
+CODER = f'''
+import re
+from reflexion.models.fake import FixedChatModel
+
+SOLVER = {SOLVER!r}
+
+
+class Coder(FixedChatModel):
+    """Answers every puzzle with a program that solves it (a model that learned to write one)."""
+
+    def _result(self, messages):
+        text = "\\n".join(m.text for m in messages)
+        numbers = re.search(r"Use the numbers ([0-9, ]+) to make 24", text).group(1)
+        return FixedChatModel(reply=SOLVER.replace("NUMS", numbers))._result(messages)
+'''
+
+
+def test_compare_runs_game24_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "coder.py").write_text(CODER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "cmp"
+    argv = ["compare", "--env", "game24:3", "--strategies", "single,reflexion"]
+    code = main([*argv, "--model", "python:coder:Coder", "--out", str(out), *FAST])
+    assert code == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all(r["final_passed"] for r in rows)
+    assert {r["task_id"] for r in rows} == {t.id for t in make_env("game24:3").tasks()}
+    config = json.loads((out / "config.json").read_text())
+    assert config["env"] == "game24:3" and "network_isolated" in json.dumps(config)
+
+
+@pytest.mark.parametrize("arg", ["0", "x", "1363", "3,seed=x", "3,level=2"])
+def test_a_bad_spec_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arg: str
+) -> None:
+    argv = ["run", "--env", f"game24:{arg}", "--strategy", "single"]
+    assert main([*argv, "--out", str(tmp_path / "o"), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "game24" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_help_says_the_visible_and_held_out_checks_are_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "game24:N[,seed=S]" in printed and "the puzzle states its criterion" in printed
+    assert "are the same check" in (game24_env.__doc__ or "")
