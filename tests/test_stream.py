@@ -7,11 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
 from reflexion.cli.main import main
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
 from reflexion.loop.schedule import stream_order
+from reflexion.web.app import make_app
+from reflexion.web.site import Site
 
 IDS = [f"q{i}" for i in range(8)]  # the quadratic drill's tasks
 FAST = ["--embedder", "hash-64", "--no-progress"]
@@ -105,3 +108,61 @@ def test_bad_stream_seeds_are_refused_in_one_line(
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+@pytest.fixture(scope="module")
+def streamed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The quadratic drill as a shuffled stream, with its report."""
+    out = tmp_path_factory.mktemp("stream") / "s"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single,self-refine,reflexion-window"]
+    argv += ["--order", "stream", "--stream-seed", "3", "--episodes", "2", "--out", str(out)]
+    assert main([*argv, *FAST]) == 0
+    return out
+
+
+def test_a_stream_report_shows_success_by_position_paired_against_single(streamed: Path) -> None:
+    out = streamed
+    assert (out / "success_by_position.png").read_bytes()[:4] == b"\x89PNG"
+    md = (out / "report.md").read_text()
+    assert "![Success by position in the stream](success_by_position.png)" in md
+    section = md.split("## Success by position in the stream")[1].split("\n## ")[0]
+    assert "| after tasks | single | self-refine | reflexion-window |" in section
+    assert "shuffled by seed 3: " + ", ".join(stream_order(IDS, 3)) in section
+    rows = [r.strip("|").split("|") for r in section.splitlines() if r.startswith("| ")][1:]
+    assert [int(r[0]) for r in rows] == list(range(1, 9))  # one row per task of 8
+    passed = {(r.strategy, r.task_id): r.final_passed for r in RunFolder(out).results()}
+    for row in rows:
+        n = int(row[0])
+        first = stream_order(IDS, 3)[:n]
+        for cell, strategy in zip(row[1:], ("single", "self-refine", "reflexion-window")):
+            rate = sum(passed[strategy, t] for t in first) / n
+            assert cell.strip().startswith(f"{rate * 100:.1f}%")
+            if strategy != "single":
+                won = sum(passed[strategy, t] > passed["single", t] for t in first)
+                lost = sum(passed[strategy, t] < passed["single", t] for t in first)
+                assert cell.strip().endswith(f"(+{won}/-{lost})")
+    assert "(+1/-0)" in rows[-1][2]  # self-refine solved a task single did not
+    stream = json.loads((out / "comparison.json").read_text())["stream"]
+    assert [c["strategy"] for c in stream] == ["single", "self-refine", "reflexion-window"]
+    assert "Success by position in the stream" in (out / "report.html").read_text()
+
+
+def test_a_parallel_report_has_no_stream_section(tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single,self-refine"]
+    assert main([*argv, "--episodes", "2", "--tasks", "3", "--out", str(out), *FAST]) == 0
+    assert "position in the stream" not in (out / "report.md").read_text()
+    assert not (out / "success_by_position.png").exists()
+
+
+def test_the_web_run_page_shows_success_by_position(streamed: Path) -> None:
+    web = TestClient(make_app(Site.from_paths([streamed])), base_url="http://127.0.0.1")
+    page = web.get("/runs/s").text
+    section = page.split("<h2>Success by position in the stream</h2>")[1].split("<h2>")[0]
+    assert "shuffled by seed 3: " + ", ".join(stream_order(IDS, 3)) in section
+    assert "<th>after tasks</th><th>single</th><th>self-refine</th>" in section
+    assert section.count("<tr>") == 1 + 8  # the header and one row per task
+    assert "<td>8</td><td>0.0%</td><td>12.5% (+1/-0)</td>" in section
+    assert 'src="/runs/s/plots/success_by_position.png"' in page
+    plot = web.get("/runs/s/plots/success_by_position.png")
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"

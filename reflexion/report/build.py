@@ -1,7 +1,8 @@
 """The report files written into a run folder.
 
-`write_report` turns results.jsonl + config.json into comparison.json, two PNG plots,
-report.md and a self-contained report.html:
+`write_report` turns results.jsonl + config.json into comparison.json, two PNG plots (three
+for --order stream: success by position in the stream), report.md and a self-contained
+report.html:
 
 >>> report = write_report(Path("runs/x"), results, config)      # doctest: +SKIP
 >>> [p.name for p in report.files]                              # doctest: +SKIP
@@ -10,6 +11,7 @@ report.md and a self-contained report.html:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -22,7 +24,7 @@ from reflexion.core.records import TaskResult
 from reflexion.loop.config import FIELDS, RESULT_FIELDS, default_of, label_of
 from reflexion.report.pages import Page, Table, render_html, render_markdown
 from reflexion.report.paired import PAIR_COLUMNS, PAIRED_TEXT, Pair, all_pairs, pair_rows
-from reflexion.report.plots import plot_by_cost, plot_by_episode
+from reflexion.report.plots import plot_by_cost, plot_by_episode, plot_by_position
 from reflexion.report.signals import (
     SIGNAL_COLUMNS,
     SIGNALS_TEXT,
@@ -31,10 +33,20 @@ from reflexion.report.signals import (
     signal_rows,
 )
 from reflexion.report.stats import RESAMPLES
+from reflexion.report.stream import (
+    STREAM_TEXT,
+    StreamCurve,
+    stream_curves,
+    stream_header,
+    stream_note,
+    stream_rows,
+    stream_tasks,
+)
 from reflexion.report.summary import COLUMNS, Summary, header, summarize, table_rows
 
 COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
 BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"
+BY_POSITION = "success_by_position.png"  # --order stream only
 
 
 def write_comparison(
@@ -43,9 +55,11 @@ def write_comparison(
     pairs: Sequence[Pair],
     signals: Sequence[SignalErrors],
     config: dict[str, Any],
+    stream: Sequence[StreamCurve] = (),
 ) -> Path:
     """comparison.json: the config, every Summary (rates, intervals, costs and curves), every
-    paired comparison of two strategies, and the visible signal's errors against held-out."""
+    paired comparison of two strategies, the visible signal's errors against held-out, and
+    (--order stream) each strategy's success by position in the stream."""
     path = folder / COMPARISON
     data = {
         "config": config,
@@ -60,6 +74,8 @@ def write_comparison(
             for s in signals
         ],
     }
+    if stream:
+        data["stream"] = [c.to_dict() for c in stream]
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -70,6 +86,7 @@ class Report:
     pairs: list[Pair]  # every later strategy against every earlier one, paired by task
     signals: list[SignalErrors]  # the visible signal against held-out, per attempt
     files: list[Path]  # comparison.json, the PNGs, report.md, report.html
+    stream: list[StreamCurve] = dataclasses.field(default_factory=list)  # --order stream
 
 
 def write_report(
@@ -89,22 +106,33 @@ def write_report(
     summaries = summarize(results, order, episodes, resamples, task_tokens)
     pairs = all_pairs(results, order, resamples)
     signals = signal_errors(results)
+    stream = _stream(config, results)
     subtitle = _subtitle(config, results)
     try:
-        paths = [write_comparison(folder, summaries, pairs, signals, config)]
+        paths = [write_comparison(folder, summaries, pairs, signals, config, stream)]
         series = [(s.strategy, s.by_episode) for s in summaries]
         paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
         unit = summaries[0].cost_unit if summaries else None
         series = [(s.strategy, s.by_cost) for s in summaries]
         paths.append(plot_by_cost(folder / BY_TOKENS, series, unit, subtitle))
-        page = _page(config, results, summaries, (pairs, signals), paths[1:])
+        if stream:
+            seed = config.get("stream_seed")
+            order = "the env's order" if seed is None else f"shuffled by seed {seed}"
+            paths.append(plot_by_position(folder / BY_POSITION, stream, f"{subtitle} · {order}"))
+        page = _page(config, results, summaries, (pairs, signals, stream), paths[1:])
         for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
             (folder / name).write_text(text, encoding="utf-8")
             paths.append(folder / name)
     except OSError as exc:
         msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
         raise UsageError(msg) from None
-    return Report(summaries, pairs, signals, paths)
+    return Report(summaries, pairs, signals, paths, stream)
+
+
+def _stream(config: dict[str, Any], results: Sequence[TaskResult]) -> list[StreamCurve]:
+    if config.get("order") != "stream":
+        return []
+    return stream_curves(results, stream_tasks(config, results), config.get("strategies", ()))
 
 
 def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
@@ -134,11 +162,20 @@ def facts(
     return facts
 
 
+def _stream_table(
+    config: dict[str, Any], results: Sequence[TaskResult], curves: Sequence[StreamCurve]
+) -> Table:
+    tasks = len({r.task_id for r in results})
+    note = stream_note(config, stream_tasks(config, results))
+    title = "Success by position in the stream"
+    return Table(title, stream_header(curves), stream_rows(curves, tasks), f"{note} {STREAM_TEXT}")
+
+
 def _page(
     config: dict[str, Any],
     results: Sequence[TaskResult],
     summaries: Sequence[Summary],
-    extra: tuple[Sequence[Pair], Sequence[SignalErrors]],
+    extra: tuple[Sequence[Pair], Sequence[SignalErrors], Sequence[StreamCurve]],
     plots: list[Path],
 ) -> Page:
     shown = facts(config, results, summaries)
@@ -149,6 +186,7 @@ def _page(
     }
     names = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
     captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
+    captions += ["Success by position in the stream"] * bool(extra[2])
     return Page(
         title=f"Reflexion comparison: {config.get('env', '?')}",
         facts=shown,
@@ -166,6 +204,7 @@ def _page(
                     signal_rows(extra[1]),
                     SIGNALS_TEXT,
                 ),
+                _stream_table(config, results, extra[2]),
             )
             if t.rows
         ],

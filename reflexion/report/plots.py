@@ -1,4 +1,5 @@
-"""PNG plots of a run: success vs episode and success vs cost, one line per strategy.
+"""PNG plots of a run: success vs episode, success vs cost, and (--order stream) success by
+position in the stream, one line per strategy.
 
 matplotlib is imported inside the functions (Agg backend, no display), so `import reflexion`
 stays light:
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reflexion.core.errors import UsageError
 from reflexion.report.stats import Curve
+
+if TYPE_CHECKING:
+    from reflexion.report.stream import StreamCurve
 
 Series = Sequence[tuple[str, Curve]]
 # Each strategy gets a marker and a dash as well as a colour: strategies that behave the same
@@ -77,6 +81,28 @@ def plot_by_cost(path: Path, series: Series, unit: str | None, subtitle: str) ->
     return path
 
 
+def plot_by_position(path: Path, curves: Sequence[StreamCurve], subtitle: str) -> Path:
+    """Running held-out success by position in the stream (--order stream), saved as a PNG at
+    `path`: the y at x = n is the success rate over the stream's first n tasks.
+
+    >>> plot_by_position(Path("by_position.png"), curves, "quadratic")  # doctest: +SKIP
+    """
+    fig, ax = _figure()
+    from matplotlib.ticker import MaxNLocator
+
+    n = max((c.positions[-1] for c in curves if c.positions), default=1)
+    for i, c in enumerate(curves):
+        # a marker every tenth of the stream: one per task would smear into a thick line
+        style = _style(i) | {"markevery": max(1, len(c.positions) // 10)}
+        ax.plot(c.positions, c.rates, label=_plain(c.strategy), **style)
+    ax.set_xlim(0.5, n + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("position in the stream (tasks done so far)")
+    ylabel = "held-out success over the tasks so far"
+    _finish(fig, ax, path, "Success by position in the stream", subtitle, "", ylabel)
+    return path
+
+
 def _figure() -> tuple[Any, Any]:
     try:
         import matplotlib
@@ -103,13 +129,21 @@ def _style(i: int) -> dict[str, Any]:
     }
 
 
-def _finish(fig: Any, ax: Any, path: Path, title: str, subtitle: str, note: str) -> None:
+def _finish(
+    fig: Any,
+    ax: Any,
+    path: Path,
+    title: str,
+    subtitle: str,
+    note: str,
+    ylabel: str = "held-out success of the best-so-far",
+) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
     ax.set_ylim(-0.03, 1.03)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_ylabel("held-out success of the best-so-far")
+    ax.set_ylabel(ylabel)
     ax.set_title(f"{title}\n{_plain(subtitle)}", fontsize=11)
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:

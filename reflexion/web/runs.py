@@ -1,21 +1,31 @@
 """The list of runs, and one run's page: its settings, the comparison table, the paired
-comparisons, the visible signal's errors, the plots, and every task with each strategy's verdict."""
+comparisons, the visible signal's errors, (--order stream) success by position in the stream, the
+plots, and every task with each strategy's verdict."""
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import TaskResult
-from reflexion.report.build import BY_EPISODE, BY_TOKENS, facts
+from reflexion.report.build import BY_EPISODE, BY_POSITION, BY_TOKENS, facts
 from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
 from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
+from reflexion.report.stream import (
+    STREAM_TEXT,
+    stream_curves,
+    stream_header,
+    stream_note,
+    stream_rows,
+    stream_tasks,
+)
 from reflexion.report.summary import COLUMNS, header, summarize, table_rows
 from reflexion.web.layout import Html, esc, join, link, page, table, tag, url
 from reflexion.web.site import Site
 
-PLOTS = (BY_EPISODE, BY_TOKENS)
+PLOTS = (BY_EPISODE, BY_TOKENS, BY_POSITION)
 RESAMPLES = 1000  # bootstrap resamples for the page (the report uses more)
 
 
@@ -60,10 +70,25 @@ def run_page(site: Site, name: str) -> str:
     signals = signal_rows(signal_errors(results))
     if signals:
         body += [tag("h2", "The visible signal against held-out"), table(SIGNAL_COLUMNS, signals)]
+    if config.get("order") == "stream":
+        body += _stream(config, results)
     body += [tag("h2", "Plots"), _plots(site, name)]
     body += [tag("h2", "Tasks"), _tasks(name, results, order)]
     body.append(tag("p", link(url("runs", name, "memory"), "The memory of this run")))
     return page(name, *body, crumbs=[(url("runs", name), name)])
+
+
+def _stream(config: dict[str, Any], results: list[TaskResult]) -> list[object]:
+    """Success by position in the stream, and wins and losses against single along it."""
+    order = stream_tasks(config, results)
+    curves = stream_curves(results, order, config.get("strategies", ()))
+    rows = stream_rows(curves, len({r.task_id for r in results}))
+    return [
+        tag("h2", "Success by position in the stream"),
+        tag("p", stream_note(config, order), cls="note"),
+        table(stream_header(curves), rows),
+        tag("p", STREAM_TEXT, cls="note"),
+    ]
 
 
 def _plots(site: Site, name: str) -> Html:
