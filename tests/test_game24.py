@@ -148,6 +148,7 @@ def test_a_right_expression_of_other_numbers_scores_below_a_wrong_value_of_the_r
         ("Let me try 6 * 4 = 24.\nAnswer: 6 / (1 - 3/4)", "6 / (1 - 3/4)"),
         ("**Final Answer:** $6 \\div (1 - 3 \\div 4) = 24$", "6 / (1 - 3 / 4)"),
         ("Answer:\n(6 × 4) × (3 − 1 − 1)", "(6 * 4) * (3 - 1 - 1)"),
+        ("Answer: <6 / (1 - 3/4)>", "6 / (1 - 3/4)"),
         ("We get\n6 / (1 - 3/4) = 24\nSo that works.", "6 / (1 - 3/4)"),
         ("Answer: 6 / (1 - 3/4)\nWait, no.\nAnswer: 2 ** 3 * 3", "2 ** 3 * 3"),
         ("```\n6 / (1 - 3/4)\n```", "6 / (1 - 3/4)"),  # a plain fence is text

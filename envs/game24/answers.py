@@ -76,6 +76,8 @@ def clean(text: str) -> str:
     text = BOLD.sub("", text.strip()).strip()
     text = WRAPPERS.sub(lambda m: m.group(1) or "", text).strip().rstrip(".")
     text = BOLD.sub("", text).strip()
+    if text.startswith("<") and text.endswith(">"):  # the prompt's `<expression>`, copied
+        text = text[1:-1]
     if "=" in text:  # "expr = 24": the expression is what comes before the first sign
         text = text.split("=")[0]
     return re.sub(r"\s+", " ", text).strip()
