@@ -97,6 +97,15 @@ class WindowMemory:
             items = list(self._items.values())
         return sorted(items, key=lambda r: (r.created, r.id))
 
+    def revise(self, reflection: Reflection, why: str) -> None:
+        """Store `reflection` in place of the lesson with its id, kept in the file (Revising)."""
+        self.change(reflection.id, "edit", why, reflection)
+
+    def retire(self, reflection_id: str, why: str) -> None:
+        """Remove a lesson, kept in the file (Revising)."""
+        if self.get(reflection_id) is not None:
+            self.change(reflection_id, "forget", why, None)
+
     def change(self, rid: str, action: str, why: str, after: Reflection | None) -> None:
         """A person's change to a lesson (`after` None: it is removed), kept in the file so that
         its history is the file's lines for it."""

@@ -219,7 +219,7 @@ def test_version_and_help_defaults(capsys) -> None:
     assert "most candidates per task for every strategy (default 4)" in shown
     assert "--memory-backend" in shown and "--import MODULE" in shown
     # every role's output limit is listed with its default, the self-tests' and a game's included
-    assert "tests 384, act 24)" in shown and "reflect 192" in shown
+    assert "tests 384, act 24, distill 512, propose 768)" in shown and "reflect 192" in shown
 
 
 def test_the_memory_backend_is_chosen_apart_from_the_strategy(tmp_path: Path, capsys) -> None:
@@ -323,9 +323,9 @@ def test_memory_of_a_run_without_memory_says_so(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     assert main(["memory", "list", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith(
+    assert err.endswith("makes one") and (
         "has no memory: its strategies (single, self-refine) keep no lessons; "
-        "a run of reflexion, reflexion-window makes one"
+        "a run of reflexion, reflexion-window, exemplars," in err
     )
     assert len(err.splitlines()) == 1 and "chroma.sqlite3" not in err
 

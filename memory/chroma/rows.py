@@ -1,7 +1,7 @@
 """Reflections as Chroma rows and back: the id is the reflection id, the document its text, and
 the metadata every provenance field, so a store can be audited without the run that wrote it.
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.records import REFLECTION, Reflection
     >>> r = Reflection("r1", "check the sign", "run", "reflexion", "quad", "t1", 0, 2, -1.5, 1e9)
     >>> to_metadata(r)["score"], to_metadata(r)["score_exact"]
     (-1.5, '-1.5')
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Reflection
+from reflexion.core.records import REFLECTION, Reflection
 
 Metadata = dict[str, str | int | float]
 
@@ -45,6 +45,10 @@ def to_metadata(r: Reflection) -> Metadata:
     }
     if r.flag:
         meta["flag"] = r.flag
+    if r.kind != REFLECTION:  # a reflection's row stays as it was before kinds (see RecallScope)
+        meta["kind"] = r.kind
+    if r.votes:
+        meta["votes"] = int(r.votes)
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
         # subtle: Chroma 1.5.9 returns about a third of floats one ulp off and silently drops
         # inf/nan. The number stays for filtering; the exact value, read back, is its repr.
@@ -75,6 +79,8 @@ def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
             score=_number(meta, "score"),
             created=_number(meta, "created"),
             flag=str(meta.get("flag", "")),
+            kind=str(meta.get("kind", REFLECTION)),
+            votes=int(meta.get("votes", 0)),
         )
         for rid, doc, meta in zip(res["ids"], documents, metadatas, strict=True)
     ]

@@ -213,6 +213,23 @@ class ChromaMemory:
 
     # -- changes, with history (memory.chroma.changes) -------------------------------------
 
+    def revise(self, reflection: Reflection, why: str) -> None:
+        """Store `reflection` in place of the lesson with its id (a rule's new text or votes, a
+        new cheatsheet), the lesson it replaces kept in the change log (Revising)."""
+        old = self.get(reflection.id)
+        if old is not None:
+            with self.changelog() as log:
+                log.record(old.id, "edit", why, old)
+        self.add([reflection])
+
+    def retire(self, reflection_id: str, why: str) -> None:
+        """Remove a lesson (a rule voted down to 0), kept in the change log (Revising)."""
+        old = self.get(reflection_id)
+        if old is not None:
+            with self.changelog() as log:
+                log.record(old.id, "forget", why, old)
+            self.delete([old.id])
+
     @contextlib.contextmanager
     def rows(self) -> Iterator[Any]:
         """The Chroma collection itself, with the store's lock held (memory.chroma.credit)."""

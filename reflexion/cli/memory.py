@@ -20,9 +20,9 @@ from reflexion.cli.common import typed
 from reflexion.cli.memory_audit import AUDIT_VERBS, add_audit_verbs, cmd_memory_audit
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
-from reflexion.core.curation import CREDIT, Credit, Curated
+from reflexion.core.curation import CREDIT, Chosen, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Reflection
+from reflexion.core.records import KINDS, REFLECTION, RULE, Reflection
 from reflexion.curate.lessons import (
     Recall,
     credits_in,
@@ -55,6 +55,8 @@ def add_memory_parser(sub: Any) -> None:
         if verb == "export":
             p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
+        if verb in ("list", "export"):
+            p.add_argument("--kind", choices=KINDS, help="only lessons of this kind")
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
     add_edit_verbs(verbs)
     add_audit_verbs(verbs)
@@ -69,7 +71,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
     with opened(args.path, args.chroma_url) as stores:
         if args.verb == "list":
             for store in stores:
-                lessons, credit = store.lessons(), credits_in(store)
+                lessons, credit = store.lessons(Chosen(kind=args.kind)), credits_in(store)
                 print(f"{len(lessons)} reflections in {store.label}")
                 for r in lessons:
                     print(_line(r, credit.get(r.id)))
@@ -82,7 +84,10 @@ def cmd_memory(args: argparse.Namespace) -> int:
             for hit in search_sources(stores, args.text, args.k, embedder):
                 print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
         else:
-            _export([r for store in stores for r in store.lessons()], args.format, args.output)
+            chosen = Chosen(kind=args.kind)
+            _export(
+                [r for store in stores for r in store.lessons(chosen)], args.format, args.output
+            )
     return 0
 
 
@@ -103,6 +108,8 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     text = text if len(text) <= 90 else text[:87] + "..."
     credited = "" if credit is None else f"  [{credit}]"
     credited += f"  [vague: {r.flag}]" if r.flag else ""
+    if r.kind != REFLECTION:
+        credited += f"  [{r.kind}" + (f", {r.votes} votes]" if r.kind == RULE else "]")
     return (
         f"{r.id}  {task_label(r.env, r.task_id)}  {r.strategy} seed {r.seed} ep {r.episode}  "
         f"score {r.score:.4g}{credited}  | {text}"

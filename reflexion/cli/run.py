@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def add_run_parsers(sub: Any) -> None:
-    from reflexion.strategies import BUILTIN
+    from reflexion.strategies import BUILTIN, DEFAULT
 
     known = ", ".join(BUILTIN)
     run = sub.add_parser("run", help="run one strategy on an env's tasks")
@@ -35,8 +35,9 @@ def add_run_parsers(sub: Any) -> None:
     )
     compare.add_argument(
         "--strategies",
-        default=",".join(BUILTIN),
-        help=f"comma-separated (default: all of {known})",
+        default=",".join(DEFAULT),
+        help=f"comma-separated, of {known} (default: {', '.join(DEFAULT)}: the designs that "
+        "learn across tasks are asked for by name)",
     )
     add_config_options(compare)
     compare.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -72,6 +73,9 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
             kwargs["choices"] = meta["choices"]
         if f.name == "env":
             kwargs |= {"required": True, "default": None}
+        if isinstance(default, bool):  # a switch: on when given
+            kwargs = {"dest": f.name, "default": default, "help": meta["help"]}
+            kwargs["action"] = "store_true"
         p.add_argument(flag_of(f), **kwargs)
 
 

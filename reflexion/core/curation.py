@@ -122,6 +122,7 @@ class Chosen(Record):
     strategy: str | None = None
     run: str | None = None
     before: float | None = None  # made before this unix time
+    kind: str | None = None  # a kind of lesson (reflexion.core.records.KINDS)
 
     def admits(self, r: Reflection) -> bool:
         return (
@@ -131,6 +132,7 @@ class Chosen(Record):
             and (self.strategy is None or r.strategy == self.strategy)
             and (self.run is None or r.run_id == self.run)
             and (self.before is None or r.created < self.before)
+            and (self.kind is None or r.kind == self.kind)
         )
 
 

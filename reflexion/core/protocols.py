@@ -18,10 +18,11 @@ looking for an attribute by name:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from reflexion.core.records import (
     Attempt,
+    BoardEdit,
     Call,
     Observation,
     Recalled,
@@ -178,6 +179,40 @@ class Merging(Protocol):
 
 
 @runtime_checkable
+class Revising(Protocol):
+    """A memory whose lessons a run may change in place (a shared rule list, a cheatsheet), each
+    change kept in the lesson's history (`reflexion memory history`)."""
+
+    def revise(self, reflection: Reflection, why: str) -> None:
+        """Store `reflection` in place of the lesson with its id (or add it), keeping what it
+        replaces in that lesson's history."""
+        ...
+
+    def retire(self, reflection_id: str, why: str) -> None:
+        """Remove a lesson, keeping it in its history."""
+        ...
+
+
+@runtime_checkable
+class Distilling(Protocol):
+    """An actor that can turn a task's attempts into experience for other tasks (a chat-model
+    actor): one call, its prompt chosen by the lesson `kind` (rule edits, a rewritten
+    cheatsheet, distilled items). `board` is the current rules or sheet."""
+
+    async def distill(
+        self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> Call: ...
+
+
+@runtime_checkable
+class Proposing(Protocol):
+    """An actor that can ask for an answer that revises itself in place before its final form
+    (PASR's `<refine>` format, prompted; a chat-model actor)."""
+
+    async def propose(self, task: Task, sample: int) -> Call: ...
+
+
+@runtime_checkable
 class Closable(Protocol):
     """A memory (or anything else) holding a file or a connection until `close()`."""
 
@@ -243,6 +278,33 @@ class Trial(Protocol):
 
     async def attempt(self, call: Call, episode: int) -> Attempt: ...
 
-    async def recall(self, episode: int) -> list[Recalled]: ...
+    async def recall(self, episode: int, kind: str = "reflection") -> list[Recalled]:
+        """Lessons of `kind` for this episode: a reflection by the run's --scope; any other kind
+        from every task (it is experience for other tasks)."""
+        ...
 
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None: ...
+
+    def note(self, episode: int, kind: str, output: str, data: dict[str, Any]) -> None:
+        """A trace step that is not a model call (e.g. a reply line that did not parse)."""
+        ...
+
+    async def note_draft(self, draft: str, refines: int, episode: int) -> None:
+        """Check an answer's first draft (visible and held-out) for the report only: the trace
+        records both verdicts, the strategy gets nothing back (`proactive`)."""
+        ...
+
+    async def keep(self, kind: str, text: str, attempt: Attempt) -> Reflection | None:
+        """Store one lesson of `kind` made from `attempt` (an exemplar, an item), with its
+        provenance; None when nothing was stored (no memory, frozen, empty text)."""
+        ...
+
+    async def board(self, kind: str, episode: int) -> list[Reflection]:
+        """The shared board of `kind` (rules, the cheatsheet) as this trial may read it, the most
+        voted first."""
+        ...
+
+    async def revise(self, kind: str, edits: Sequence[BoardEdit], episode: int) -> list[str]:
+        """Apply edits to the board of `kind`, each kept in the lesson's history; returns what
+        was done or skipped, one line each (also in the trace)."""
+        ...

@@ -102,6 +102,7 @@ class Call(Record):
     cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
     reused: bool = False  # answered from the run's cache of identical greedy calls
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
+    memory_tokens: int = 0  # memory text in the prompt (counted tokens, reflexion.loop.memory_text)
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,24 @@ class Turn(Record):
     feedback: str | None = None
 
 
+# What a lesson is. A `reflection` is one task's own failure note (Reflexion); the others are
+# experience meant for OTHER tasks: a solved task's prompt and solution (`exemplar`), a rule of a
+# shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
+# Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank).
+REFLECTION, EXEMPLAR, RULE, CHEATSHEET, ITEM = (
+    "reflection",
+    "exemplar",
+    "rule",
+    "cheatsheet",
+    "item",
+)
+KINDS = (REFLECTION, EXEMPLAR, RULE, CHEATSHEET, ITEM)
+BOARD_KINDS = (RULE, CHEATSHEET)  # one shared board per strategy and seed, in every prompt
+
+
 @dataclass(frozen=True)
 class Reflection(Record):
-    """A verbal lesson plus where it came from."""
+    """A lesson (a verbal reflection, or another `kind` of experience) plus where it came from."""
 
     id: str
     text: str
@@ -139,6 +155,24 @@ class Reflection(Record):
     score: float  # visible score of the attempt this reflection is about
     created: float  # unix time
     flag: str = ""  # why it looks vague (memory.hygiene); empty: it names something specific
+    kind: str = REFLECTION  # one of KINDS
+    votes: int = 0  # a rule's votes (ExpeL): it drops out at 0; other kinds keep 0
+
+
+@dataclass(frozen=True)
+class BoardEdit(Record):
+    """One change to a shared board, as a model's reply asks for it: `add` a lesson, `edit` one
+    (new text, one more vote), `upvote` or `downvote` one (a lesson at 0 votes drops out), or
+    `replace` the text of the board's only lesson (the cheatsheet). `target` is the lesson's id
+    (None for `add`).
+
+    >>> BoardEdit("add", None, "Check the sign.").op
+    'add'
+    """
+
+    op: str
+    target: str | None = None
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,8 +206,11 @@ class RecallScope(Record):
     episode: int
     scope: str = "task"  # "task" | "global"
     stream: bool = False  # --order stream: this run's earlier tasks are over, all of them
+    kinds: tuple[str, ...] = (REFLECTION,)  # the kinds of lesson asked for
 
     def admits(self, r: Reflection) -> bool:
+        if r.kind not in self.kinds:
+            return False
         if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
             return False
         if r.run_id != self.run_id:
@@ -188,11 +225,18 @@ class RecallScope(Record):
         own: list[JSON] = [{"$and": [*pair, {"episode": {"$lt": self.episode}}]}]
         if self.stream:
             own.append({"$and": [*pair, {"task_id": {"$ne": self.task_id}}]})
-        clauses: list[JSON] = [{"env": self.env}]
+        clauses: list[JSON] = [{"env": self.env}, self._kind_clause()]
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})
         clauses.append({"$or": [{"run_id": {"$ne": self.run_id}}, *own]})
         return {"$and": clauses}
+
+    def _kind_clause(self) -> JSON:
+        # subtle: a reflection's row carries no `kind` (stores from before kinds have none), and
+        # Chroma's $nin admits a row without the key, so reflections are "none of the others".
+        if self.kinds == (REFLECTION,):
+            return {"kind": {"$nin": [k for k in KINDS if k != REFLECTION]}}
+        return {"kind": {"$in": list(self.kinds)}}
 
 
 @dataclass(frozen=True)

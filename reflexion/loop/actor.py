@@ -33,10 +33,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
-from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
+from reflexion.core.records import Attempt, Call, Message, Recalled, Reflection, Task, Turn
 from reflexion.loop import prompts, structured
 from reflexion.loop.backoff import RetryPolicy
 from reflexion.loop.config import ROLE_TOKENS
+from reflexion.loop.distill_prompts import distill_messages
+from reflexion.loop.memory_text import place
 from reflexion.loop.trial import CALL_INFO
 
 MAX_OUTPUT_CHARS = 100_000  # a runaway answer must not fill the trace, the memory or a prompt
@@ -91,7 +93,9 @@ class ChatActor:
         cache: CallCache | None = None,
         retry: RetryPolicy | None = None,
         reflection: str = "free",
+        memory_tokens: int = prompts.MEMORY_TOKENS,
     ) -> None:
+        self.memory_tokens = memory_tokens  # the bound on memory text in one prompt
         self.model = model
         self.reflection = reflection  # free (prose) or structured (reflexion.loop.structured)
         self.temperature = temperature
@@ -101,12 +105,13 @@ class ChatActor:
         self.retry = retry or RetryPolicy()
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
-        texts = [r.reflection.text for r in lessons]
-        msgs = self._prefilled(task, prompts.generate_messages(task, texts))
-        if sample == 0:
-            return await self._call("generate", msgs)
-        sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
-        return await self._call("generate", msgs, sampling)
+        placed = place([r.reflection for r in lessons], self.memory_tokens)
+        msgs = self._prefilled(task, prompts.placed_messages(task, placed))
+        sampling = None
+        if sample:
+            sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
+        call = await self._call("generate", msgs, sampling)
+        return dataclasses.replace(call, memory_tokens=placed.tokens)
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._call("feedback", prompts.feedback_messages(task, history))
@@ -138,6 +143,21 @@ class ChatActor:
     async def act(self, messages: list[BaseMessage]) -> Call:
         """One step of a rollout (reflexion.loop.rollout): the next command, greedily."""
         return await self._call("act", messages)
+
+    async def distill(
+        self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> Call:
+        """Experience for other tasks from this task's attempts (reflexion.loop.distill_prompts)."""
+        return await self._call("distill", distill_messages(task, kind, attempts, board))
+
+    async def propose(self, task: Task, sample: int) -> Call:
+        """A first answer that may revise itself inside `<refine>` before its final form (PASR's
+        format, prompted: reflexion.strategies.proactive reads it)."""
+        msgs = prompts.proactive_messages(task)
+        sampling = None
+        if sample:
+            sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
+        return await self._call("propose", msgs, sampling)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         if self.reflection != "structured":

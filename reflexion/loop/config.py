@@ -33,6 +33,9 @@ from reflexion.models.server import check_speculative
 ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
 ROLE_TOKENS |= {"tests": 384}  # the unit tests a model writes for --signal self-tests
 ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (textworld)
+# experience for other tasks (rule edits, a rewritten cheatsheet, items), and a first answer
+# that may revise itself in place (`proactive`: its drafts need room)
+ROLE_TOKENS |= {"distill": 512, "propose": 768}
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,23 @@ class RunConfig(Record):
         result=True,
         limits=(0.0, 1.0),
         label="merge lessons at similarity",
+    )
+    memory_tokens: int = setting(
+        800,
+        help="the most memory text (recalled lessons, exemplars, rules, the cheatsheet) one "
+        "prompt may carry, in tokens (counted as 4 characters each); what is over is left out, "
+        "the least relevant first, and the report shows memory's share of each role's prompts",
+        parse=positive,
+        result=True,
+        limits=(1, 100_000),
+        label="memory tokens per prompt",
+    )
+    frozen_memory: bool = setting(
+        False,
+        help="recall from the memory (e.g. --memory DIR, learned by another run) but store and "
+        "change nothing: a frozen-memory transfer",
+        result=True,
+        label="frozen memory",
     )
     memory_backend: str = setting(
         "chroma",

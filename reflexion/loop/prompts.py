@@ -17,12 +17,14 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from reflexion.core.records import Attempt, Task, Turn
 from reflexion.loop import structured as structured_reflection
+from reflexion.loop.memory_text import HEADERS, Lesson, Placed, place
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
 MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
 
 GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
-LESSONS_HEADER = "\n\nLessons from your earlier attempts at similar tasks:\n"
+LESSONS_HEADER = f"\n\n{HEADERS['reflection']}\n"
+MEMORY_TOKENS = 800  # RunConfig.memory_tokens' default
 
 # The feedback request sees the VISIBLE result of the last answer, never the held-out one.
 FEEDBACK_REQUEST = (
@@ -77,9 +79,35 @@ CONVERSATION = ChatPromptTemplate.from_messages(
 )
 
 
-def generate_messages(task: Task, lessons: Sequence[str]) -> list[BaseMessage]:
-    text = LESSONS_HEADER + "\n".join(f"- {x}" for x in lessons) if lessons else ""
-    return GENERATE.format_messages(task=task.prompt, lessons=text)
+def generate_messages(
+    task: Task, lessons: Sequence[Lesson], memory_tokens: int = MEMORY_TOKENS
+) -> list[BaseMessage]:
+    """The first-answer prompt, with memory placed by kind (reflexion.loop.memory_text)."""
+    return placed_messages(task, place(lessons, memory_tokens))
+
+
+def placed_messages(task: Task, placed: Placed) -> list[BaseMessage]:
+    after = "\n\n" + placed.after_task if placed.after_task else ""
+    prompt = task.prompt
+    if placed.before_task:
+        prompt = f"{placed.before_task}\n\nYour task:\n{task.prompt}"
+    msgs = GENERATE.format_messages(task=prompt, lessons=after)
+    if placed.system:  # the boards: the same for every task, so the prefix cache keeps them
+        msgs[0] = SystemMessage(f"{SYSTEM}\n\n{placed.system}")
+    return msgs
+
+
+# PASR's answer format (seed 002), asked for in words: the model is not trained for it.
+PROACTIVE_SYSTEM = (
+    f"{SYSTEM} First think inside <think> and </think>. While thinking, whenever a part of your "
+    "answer needs another look, write <refine>what to reconsider and the corrected part"
+    "</refine>, then go on; you may refine more than once. Then give the complete final answer "
+    "inside <answer> and </answer>."
+)
+
+
+def proactive_messages(task: Task) -> list[BaseMessage]:
+    return [SystemMessage(PROACTIVE_SYSTEM), HumanMessage(task.prompt)]
 
 
 def tests_messages(subject: str, entry_point: str, count: int) -> list[BaseMessage]:

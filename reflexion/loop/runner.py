@@ -25,6 +25,7 @@ from reflexion.core.protocols import Actor, Env, Memory
 from reflexion.core.records import Step
 from reflexion.loop.budget import Budget, RunResults
 from reflexion.loop.config import RunConfig
+from reflexion.loop.experience import undo_interrupted
 from reflexion.loop.schedule import TrialRunner, Trials, run_jobs, stream_order
 from reflexion.loop.setup import ActorFor, Injected, Prepared, prepare
 from reflexion.strategies import Strategy
@@ -139,11 +140,12 @@ def _stream(plan: Prepared) -> list[str] | None:
 
 
 def _forget_interrupted(moved: list[dict[str, Any]], memories: dict[str, Memory]) -> None:
-    """Reflections written by trials that were cut off are superseded by their re-run: drop them
-    from the store (their text stays in trace.interrupted.jsonl), so no one recalls them."""
+    """Lessons written by trials that were cut off are superseded by their re-run: drop them
+    from the store (their text stays in trace.interrupted.jsonl), so no one recalls them, and
+    undo their changes to a board, so the re-run counts each vote once."""
     for strategy, memory in memories.items():
-        ids = [
-            s["data"]["id"] for s in moved if s["kind"] == "remember" and s["strategy"] == strategy
-        ]
+        mine = [s for s in moved if s["strategy"] == strategy]
+        undo_interrupted(mine, memory)  # board changes (rules, the cheatsheet), newest first
+        ids = [s["data"]["id"] for s in mine if s["kind"] == "remember" and "id" in s["data"]]
         if ids:
             memory.delete(ids)

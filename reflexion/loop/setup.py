@@ -254,6 +254,7 @@ def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], Cha
         cache=cache,
         retry=retry,
         reflection=config.reflection,
+        memory_tokens=config.memory_tokens,
     )
 
 

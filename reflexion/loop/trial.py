@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,9 @@ from reflexion.core.protocols import (
     Merging,
 )
 from reflexion.core.records import (
+    REFLECTION,
     Attempt,
+    BoardEdit,
     Call,
     Message,
     Point,
@@ -38,6 +40,7 @@ from reflexion.core.records import (
     TaskResult,
 )
 from reflexion.loop.budget import TokenBudgetSpent
+from reflexion.loop.experience import Experience
 from reflexion.loop.feedback import shown_score
 from reflexion.loop.provenance import new_reflection, provenance
 from reflexion.loop.signals import visible_score, write_self_tests
@@ -200,9 +203,11 @@ class RecordedTrial:
             )
         await asyncio.to_thread(self.memory.credit, ids, outcome)
 
-    async def recall(self, episode: int) -> list[Recalled]:
+    async def recall(self, episode: int, kind: str = REFLECTION) -> list[Recalled]:
         if self.memory is None:
             return []
+        if kind != REFLECTION:
+            return await self.experience.recall(episode, kind)
         s = self.settings
         who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
         scope = RecallScope(*who, s.scope, stream=s.stream)
@@ -210,15 +215,42 @@ class RecordedTrial:
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, s.k)
         data = {"hits": [provenance(h, self.task.id, s.run_id) for h in hits], "at": at}
         data |= {"k": s.k, "scope": s.scope, "stream": s.stream, "env": self.env.name}
-        self.counters.recalled[episode] = [h.reflection.id for h in hits]
+        self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         text = "\n".join(h.reflection.text for h in hits)
         query = (Message("human", self.task.prompt),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
         return hits
 
+    async def note_draft(self, draft: str, refines: int, episode: int) -> None:
+        """The first draft's verdicts, in the trace only (see Trial.note_draft)."""
+        score, _ = await visible_score(self, draft, episode)
+        held_out = await self.check("evaluate", self.env.evaluate, draft, episode)
+        data = {"refines": refines, "solved": score.solved, "passed": held_out.solved}
+        self._log(episode, "draft", output=draft, data=data)
+
+    async def keep(self, kind: str, text: str, attempt: Attempt) -> Reflection | None:
+        """Store one lesson of `kind` (an exemplar, an item) made from `attempt`."""
+        return await self.experience.keep(kind, text, attempt)
+
+    async def board(self, kind: str, episode: int) -> list[Reflection]:
+        """The shared board of `kind` (rules, the cheatsheet), the most voted first."""
+        return await self.experience.board(kind, episode)
+
+    async def revise(self, kind: str, edits: Sequence[BoardEdit], episode: int) -> list[str]:
+        """Apply a reply's edits to the board of `kind` (reflexion.loop.experience)."""
+        return await self.experience.revise(kind, edits, episode)
+
+    @property
+    def experience(self) -> Experience:
+        who = (self.strategy, self.env.name, self.task, self.seed)
+        return Experience(self.memory, self.settings, *who, self._log, self.counters.recalled)
+
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None:
         """Store a reflection with its provenance; a failed reflect call stores nothing."""
         if self.memory is None or call.error or not call.output.strip():
+            return None
+        if self.settings.frozen:
+            self._log(attempt.episode, "remember", output="", data={"frozen": True})
             return None
         who = (self.settings.run_id, self.strategy, self.env.name, self.task.id, self.seed)
         reflection = new_reflection(who, call.output, attempt, self.task.prompt)
@@ -293,7 +325,8 @@ class RecordedTrial:
                     "cached_tokens": call.cached_tokens,
                     "reused": call.reused,
                     "retries": call.retries,
-                },
+                }
+                | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {}),
             }
         self.sink(
             Step(

@@ -30,6 +30,7 @@ class TrialSettings:
     task_tokens: int | None = None  # no model call starts past it (see RecordedTrial.ask)
     dedup: float | None = None  # merge a new lesson into one at least this similar
     stream: bool = False  # --order stream: earlier tasks are over (see RecallScope)
+    frozen: bool = False  # --frozen-memory: recall only, store and change nothing
 
     @classmethod
     def of(cls, config: RunConfig) -> TrialSettings:
@@ -50,4 +51,5 @@ class TrialSettings:
             task_tokens=config.task_tokens,
             dedup=config.dedup,
             stream=config.order == "stream",
+            frozen=config.frozen_memory,
         )

@@ -20,9 +20,22 @@ from dataclasses import dataclass
 
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Trial
-from reflexion.strategies import correct, reflexion, resample, retry, self_refine, single
+from reflexion.strategies import (
+    bank,
+    cheatsheet,
+    correct,
+    exemplars,
+    insights,
+    proactive,
+    reflexion,
+    resample,
+    retry,
+    self_refine,
+    single,
+)
 
 RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
+_WITH = "the design's memory plus reflexion's own reflections"
 
 
 @dataclass(frozen=True)
@@ -46,10 +59,23 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("self-refine", self_refine.run, help="feedback and refine, history inline"),
         Strategy("reflexion", reflexion.run, RUN_MEMORY, help="reflections in a memory"),
         Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),
+        # learning across tasks (learns under --order stream: the tasks before are over)
+        Strategy("exemplars", exemplars.run, RUN_MEMORY, help="solved tasks as worked examples"),
+        Strategy("insights", insights.run, RUN_MEMORY, help="a shared rule list with votes"),
+        Strategy("cheatsheet", cheatsheet.run, RUN_MEMORY, help="one sheet, rewritten per task"),
+        Strategy("bank", bank.run, RUN_MEMORY, help="items from successes and failures"),
+        Strategy("proactive", proactive.run, help="<refine> inside the answer (PASR, prompted)"),
+        Strategy("reflexion+exemplars", exemplars.with_reflexion, RUN_MEMORY, help=_WITH),
+        Strategy("reflexion+insights", insights.with_reflexion, RUN_MEMORY, help=_WITH),
+        Strategy("reflexion+cheatsheet", cheatsheet.with_reflexion, RUN_MEMORY, help=_WITH),
+        Strategy("reflexion+bank", bank.with_reflexion, RUN_MEMORY, help=_WITH),
     )
 }
 
 BUILTIN = tuple(STRATEGIES)  # the ones above, before any registration
+# `compare`'s default: the within-task strategies (the cross-task designs need --order stream,
+# and most a chat model)
+DEFAULT = BUILTIN[: BUILTIN.index("reflexion-window") + 1]
 
 
 def register_strategy(strategy: Strategy) -> None:

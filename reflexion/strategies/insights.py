@@ -1,0 +1,67 @@
+"""`insights` (ExpeL, Zhao et al., AAAI 2024): one shared list of rules, in every prompt. After
+a task that failed at least once, the model compares its failed and successful attempts (or,
+combined with Reflexion, a failure and its reflection shows in the attempts' prompts) and edits
+the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A new rule starts with 2 votes, and a
+rule whose votes fall to 0 drops out. Every edit is kept in the rule's history.
+
+A reply line that does not parse, or that names a rule not on the list, is skipped and said in
+the trace; it never changes the list.
+
+    >>> edits, bad = parse_edits("ADD: Check the sign.\\nUPVOTE 2\\nEDIT 9: x\\nhello", ["a", "b"])
+    >>> [(e.op, e.target) for e in edits], bad
+    ([('add', None), ('upvote', 'b')], ['EDIT 9: x', 'hello'])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reflexion.core.protocols import Distilling, Trial
+from reflexion.core.records import RULE, Attempt, BoardEdit, Recalled
+from reflexion.strategies.experience import Design, both
+
+LINE = re.compile(r"^\W*(ADD|EDIT|UPVOTE|DOWNVOTE)\b\s*(\d+)?\s*:?\s*(.*)$", re.IGNORECASE)
+MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
+
+
+def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
+    """The edits a reply asks for (rules by their number in the list the model saw, `ids`), and
+    the lines that were not edits."""
+    edits: list[BoardEdit] = []
+    bad: list[str] = []
+    for line in (x.strip() for x in reply.splitlines()):
+        found = LINE.match(line) if line else None
+        if not line:
+            continue
+        op, number, text = (found[1].lower(), found[2], found[3].strip()) if found else ("", "", "")
+        target = ids[int(number) - 1] if number and 0 < int(number) <= len(ids) else None
+        if op == "add" and text and not number:
+            edits.append(BoardEdit("add", None, text))
+        elif op in ("edit", "upvote", "downvote") and target and (text or op != "edit"):
+            edits.append(BoardEdit(op, target, text))
+        else:
+            bad.append(line)
+    return edits[:MAX_EDITS], bad
+
+
+async def shown(trial: Trial, episode: int) -> list[Recalled]:
+    return [Recalled(r) for r in await trial.board(RULE, episode)]
+
+
+async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
+    failed = [a for a in attempts if not a.score.solved]
+    if not failed or not isinstance(trial.actor, Distilling):
+        return  # solved at once: nothing to compare
+    board = await trial.board(RULE, episode)
+    material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
+    call = await trial.ask(trial.actor.distill(trial.task, RULE, material, board), episode)
+    edits, bad = parse_edits(call.output, [r.id for r in board])
+    if bad:
+        trial.note(episode, "unparsed", "\n".join(bad), {"kind": RULE})
+    if edits:
+        await trial.revise(RULE, edits, episode)
+
+
+DESIGN = Design(RULE, shown, learn)
+run, with_reflexion = both(DESIGN)

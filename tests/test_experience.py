@@ -1,0 +1,154 @@
+"""The designs that learn across tasks (exemplars, insights, cheatsheet, bank, proactive) against
+a scripted fake chat model on the two keyword tasks, streamed k0 then k1: what each stores, what
+the next task is shown, what a malformed reply does, and that the held-out signal stays out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SECRET, KeywordEnv, scripted
+
+from memory import ChromaMemory, HashEmbedder
+from reflexion.cli import main
+from reflexion.core.records import Reflection
+from reflexion.loop.experience import undo_interrupted
+from reflexion.loop.runner import RunConfig, run
+
+
+def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2, **more):
+    model = scripted(replies)
+    config = RunConfig(
+        env="keywords",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=episodes,
+        embedder="hash-64",
+        order="stream",
+        **more,
+    )
+    results = {r.task_id: r for r in run(config, model=model, env=KeywordEnv())}
+    prompts = ["\n".join(str(m.content) for m in p) for p in model.prompts]
+    assert all(SECRET not in p for p in prompts)  # the held-out check never reaches a prompt
+    return results, prompts, tmp_path / "run"
+
+
+def steps(folder: Path, kind: str) -> list[dict]:
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    return [s for s in map(json.loads, lines) if s["kind"] == kind]
+
+
+def stored(folder: Path) -> list[Reflection]:
+    with ChromaMemory.open(folder / "memory") as memory:
+        return memory.reflections()
+
+
+def test_exemplars_shows_a_solved_task_to_the_next(tmp_path: Path) -> None:
+    results, prompts, folder = stream(tmp_path, "exemplars", ["apple river", "cloud stone"])
+    assert results["k0"].final_passed is False and results["k1"].attempts == 1
+    assert "Solved examples of similar tasks" not in prompts[0]  # nothing learned yet
+    assert "Task:\nWrite one sentence using the words: apple, river." in prompts[1]
+    assert "Solution:\napple river" in prompts[1] and prompts[1].endswith("cloud, stone.")
+    [kept, _] = stored(folder)
+    assert kept.kind == "exemplar" and kept.task_id == "k0"
+
+
+def test_exemplars_stores_only_what_its_check_passed(tmp_path: Path) -> None:
+    _, prompts, folder = stream(tmp_path, "exemplars", ["apple"] * 2 + ["cloud stone"])
+    assert "Solved examples" not in prompts[2]
+    assert [r.task_id for r in stored(folder)] == ["k1"]
+
+
+def test_insights_adds_a_rule_from_a_failure_and_shows_it_in_the_system_prompt(
+    tmp_path: Path,
+) -> None:
+    replies = ["apple", "apple river", "ADD: Use every listed word.\nthis line is chatter"]
+    results, prompts, folder = stream(tmp_path, "insights", [*replies, "cloud stone"])
+    assert results["k1"].final_passed is False and results["k1"].attempts == 1
+    assert "Attempt 1 (failed the check: missing words: river)" in prompts[2]
+    system = prompts[3].split("Write one sentence")[0]
+    assert "Rules learned from earlier tasks" in system and "1. Use every listed word." in system
+    [rule] = [r for r in stored(folder) if r.kind == "rule"]
+    assert rule.votes == 2
+    assert [s["output"] for s in steps(folder, "unparsed")] == ["this line is chatter"]
+    assert "add" in steps(folder, "revise")[0]["output"]
+
+
+def test_insights_drops_a_rule_voted_down_to_zero_and_keeps_its_history(tmp_path: Path) -> None:
+    replies = ["apple", "apple river", "ADD: Use every listed word."]
+    replies += ["cloud", "cloud stone", "DOWNVOTE 1\nDOWNVOTE 1\nEDIT 7: no such rule"]
+    _, _, folder = stream(tmp_path, "insights", replies)
+    assert [r for r in stored(folder) if r.kind == "rule"] == []  # 2 votes, down twice
+    notes = [s["output"] for s in steps(folder, "revise")]
+    assert notes[-1].endswith("0 votes, dropped") and "1 votes" in notes[-2]
+    rid = steps(folder, "revise")[0]["data"]["id"]
+    code = main(["memory", "history", str(folder), rid])
+    assert code == 0
+
+
+def test_cheatsheet_is_rewritten_and_a_reply_without_a_sheet_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replies = ["apple river", "<sheet>Use all the listed words.</sheet>", "cloud stone", "no tags"]
+    _, prompts, folder = stream(tmp_path, "cheatsheet", replies)
+    assert "Current cheatsheet:\n(empty)" in prompts[1]
+    system = prompts[2].split("Write one sentence")[0]
+    assert "Your cheatsheet" in system and "Use all the listed words." in system
+    [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
+    assert sheet.text == "Use all the listed words."
+    assert [s["output"] for s in steps(folder, "unparsed")] == [
+        "no <sheet>...</sheet> in the reply"
+    ]
+    capsys.readouterr()
+    assert main(["memory", "list", str(folder), "--kind", "cheatsheet"]) == 0
+    assert "Use all the listed words." in capsys.readouterr().out
+
+
+def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) -> None:
+    item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
+    _, prompts, folder = stream(tmp_path, "bank", ["apple", item, "cloud stone", "nothing"], 1)
+    assert "Say what went wrong" in prompts[1]
+    assert "Notes from similar earlier tasks" in prompts[2]
+    assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
+    kinds = sorted(r.kind for r in stored(folder))
+    assert kinds == ["item"]  # the second reply held no item: noted, nothing stored
+    assert len(steps(folder, "unparsed")) == 1
+
+
+def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:
+    _, _, folder = stream(tmp_path, "exemplars", ["apple river", "cloud stone"], frozen_memory=True)
+    assert stored(folder) == []
+    assert [s["data"].get("frozen") for s in steps(folder, "remember")] == [True, True]
+
+
+def test_proactive_scores_the_final_answer_and_records_the_draft(tmp_path: Path) -> None:
+    reply = "<think>apple<refine>it needs river too</refine></think><answer>apple river</answer>"
+    results, prompts, folder = stream(tmp_path, "proactive", [reply, "cloud stone"], 1)
+    assert "<refine>" in prompts[0] and "<answer>" in prompts[0]
+    assert results["k0"].best_candidate == "apple river" and results["k0"].best_score == 1.0
+    [draft] = steps(folder, "draft")
+    assert (draft["output"], draft["data"]["refines"], draft["data"]["solved"]) == (
+        "apple",
+        1,
+        False,
+    )
+    assert [s["data"]["refines"] for s in steps(folder, "refined")] == [1, 0]
+
+
+def test_a_resume_undoes_an_interrupted_trials_board_changes(tmp_path: Path) -> None:
+    memory = ChromaMemory(tmp_path / "m", embedder=HashEmbedder(64))
+    rule = Reflection("r1", "Use every word.", "run", "insights", "keywords", "k0", 0, 2, 1.0, 1.0,
+                      kind="rule", votes=2)  # fmt: skip
+    memory.add([rule])
+    upvoted = Reflection.from_dict(rule.to_dict() | {"votes": 3})
+    added = Reflection.from_dict(rule.to_dict() | {"id": "r2", "text": "Another."})
+    memory.revise(upvoted, "upvote")
+    memory.add([added])
+    cut = [
+        {"kind": "revise", "strategy": "insights", "data": {"id": "r1", "before": rule.to_dict()}},
+        {"kind": "revise", "strategy": "insights", "data": {"id": "r2", "before": None}},
+    ]
+    undo_interrupted(cut, memory)
+    assert memory.reflections() == [rule]  # each vote counted once when the trial runs again
+    memory.close()
