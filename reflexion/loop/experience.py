@@ -108,7 +108,10 @@ class Experience:
     async def keep(self, kind: str, text: str, attempt: Attempt) -> Reflection | None:
         if self.memory is None or not text.strip():
             return None
-        lesson = self._lesson(kind, text, attempt, lesson_id(self._who(), attempt.episode, kind))
+        # subtle: the text is in the id, since one reply may give two items (bank); the same
+        # text again is the same lesson, and a re-run of the trial gives the same id
+        rid = lesson_id(self._who(), attempt.episode, kind, text.strip())
+        lesson = self._lesson(kind, text, attempt, rid)
         if self.settings.frozen:
             self.log(attempt.episode, "remember", output="", data={"frozen": True, "kind": kind})
             return None
@@ -185,7 +188,9 @@ class Experience:
         return note
 
     def _who(self) -> str:
-        return "/".join(map(str, (self.settings.run_id, self.strategy, self.env, self.task.id)))
+        # the seed too: each seed has its own board, and must not overwrite another's lessons
+        who = (self.settings.run_id, self.strategy, self.env, self.task.id, self.seed)
+        return "/".join(map(str, who))
 
     def _lesson(self, kind: str, text: str, attempt: Attempt, rid: str) -> Reflection:
         s = self.settings
