@@ -1,32 +1,58 @@
-"""Do lessons carry across tasks? Learn on one set of tasks, then run a disjoint set twice: once
-starting from the learned memory (a copy: it stays as it was) and once from an empty one.
+"""Do lessons carry across tasks? Learn on part A of an env's tasks, then run a disjoint part B
+twice with the memory frozen: once reading the learned store, once an empty one.
 
-All three runs are `reflexion` in an ordered stream (`--order stream`) with global recall
-(`--scope global`): one task at a time, and each task may recall the lessons of every task before
-it, including, in the second run, the learned ones. Prints the paired comparison of the two runs
-on the test tasks, and success by position in the stream: does it rise as lessons pile up?
+The split is made by task position before any run: `--split parity` (the default) lets the tasks
+at even positions of the env's task list learn and tests the odd ones; `--split first-N` learns
+on the first N (`--learn N` says the same). OUT/split.json records the two id lists.
+
+Part A runs `--strategy` (any strategy that keeps lessons in the run's memory: reflexion,
+exemplars, insights, cheatsheet, bank, reflexion+...) in an ordered stream with global recall,
+each task recalling the lessons of the tasks before it, into OUT/store. Both part-B runs are
+frozen (`frozen_memory`: recall only, nothing stored or changed), so they differ in their starting
+memory alone: a cold run that kept its own lessons would learn on part B, which the frozen warm
+one cannot. `--test-model` runs part B with another model than the one that learned, e.g. memory
+learned by the 1.5B model used by the 0.5B one (MemP's transfer). Prints the paired comparison of
+the two part-B runs, the learned lessons by kind, and means by position in the stream.
 Resumable: run the same command again to finish.
 
-    .venv/bin/python scripts/transfer.py --env constrained:40 --learn 20
-    .venv/bin/python scripts/transfer.py --env humaneval:spread-40 --learn 20 --out runs/tr-he
+    .venv/bin/python scripts/transfer.py --env constrained:40
+    .venv/bin/python scripts/transfer.py --env game24:100 --strategy insights \\
+        --model qwen2.5-coder-1.5b --test-model qwen2.5-coder-0.5b --out runs/tr-g24
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from envs import make_env
-from reflexion import Env, ReflexionError, RunConfig, Score, Task, TaskResult, run
+from memory import ChromaMemory
+from reflexion import (
+    STRATEGIES,
+    Env,
+    ReflexionError,
+    RunConfig,
+    Score,
+    Task,
+    TaskResult,
+    UsageError,
+    run,
+)
 from reflexion.models import DEFAULT_MODEL
 from reflexion.report import arm, bootstrap_mean, format_pairs, pair
+from reflexion.strategies import RUN_MEMORY
+
+FIRST_N = re.compile(r"first-(\d+)")
 
 
 class Subset:
@@ -45,63 +71,174 @@ class Subset:
     def evaluate(self, task: Task, candidate: str) -> Score:
         return self.env.evaluate(task, candidate)
 
-    def __getattr__(self, name: str) -> Any:  # sandbox(), test_subject(), ...
+    def __getattr__(self, name: str) -> Any:  # sandbox(), test_subject(), actor(), ...
         return getattr(self.env, name)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+@dataclass(frozen=True)
+class Split:
+    """Part A (learn) and part B (test), chosen by position in the env's task list."""
+
+    how: str
+    learn: list[Task]
+    test: list[Task]
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, as for every other bad input
+        fail(message)
+
+
+def fail(message: str) -> NoReturn:
+    print(f"transfer: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = Parser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--env", default="constrained:40")
-    parser.add_argument("--learn", type=int, default=20, help="tasks to learn on (the first N)")
+    parser.add_argument("--strategy", default="reflexion", help="one that keeps lessons")
+    parser.add_argument("--split", help="parity (default) or first-N")
+    parser.add_argument("--learn", type=int, help="the same as --split first-N")
     parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument(
+        "--model", help=f"learns on part A (default {DEFAULT_MODEL}, or the env's scripted actor)"
+    )
+    parser.add_argument("--test-model", help="runs part B (default: --model)")
+    parser.add_argument("--embedder", help="the memory's embedder (default: the run's default)")
     parser.add_argument("--out", default="runs/transfer")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.split is not None and args.learn is not None:
+        fail("give --split or --learn, not both")
+    if args.learn is not None:
+        args.split = f"first-{args.learn}"
+    args.split = args.split or "parity"
+    keeping = [s.name for s in STRATEGIES.values() if s.memory == RUN_MEMORY]
+    if args.strategy not in keeping:
+        fail(f"--strategy must keep lessons in the store: one of {', '.join(keeping)}")
+    if args.episodes < 1:
+        fail("--episodes must be at least 1")
+    return args
+
+
+def split_tasks(tasks: Sequence[Task], how: str) -> Split:
+    """Part A and part B, by position in `tasks` (the env's list), before any run.
+
+    >>> split_tasks([Task(f"t{i}", "") for i in range(5)], "parity").test
+    [Task(id='t1', prompt='', spec={}), Task(id='t3', prompt='', spec={})]
+    """
+    if how == "parity":
+        why = "even positions of the env's task list learn, odd ones are tested"
+        return Split(f"parity ({why})", list(tasks[::2]), list(tasks[1::2]))
+    first = FIRST_N.fullmatch(how)
+    if first is None:
+        msg = f"--split must be parity or first-N (e.g. first-20), not {how!r}"
+        raise UsageError(msg)
+    n = int(first.group(1))
+    if not 0 < n < len(tasks):
+        msg = f"--split first-N (or --learn N) needs N between 1 and {len(tasks) - 1}, not {n}"
+        raise UsageError(msg)
+    why = f"the first {n} tasks learn, the rest are tested"
+    return Split(f"first-{n} ({why})", list(tasks[:n]), list(tasks[n:]))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse(argv)
     out = Path(args.out)
     try:
         env = make_env(args.env)
-        tasks = list(env.tasks())
-        if not 0 < args.learn < len(tasks):
-            sys.exit(f"transfer: error: --learn must be between 1 and {len(tasks) - 1}")
-        learn, test = Subset(env, tasks[: args.learn]), Subset(env, tasks[args.learn :])
+        split = split_tasks(env.tasks(), args.split)
+        learn, test = configs(args, env)
+        record_split(out, split)
+        print_plan(args, split, learn, test)
         start = time.perf_counter()
-        run_arms(args, learn, test)
+        learn_part(learn, Subset(env, split.learn))
+        test_part(test, Subset(env, split.test))
     except ReflexionError as exc:
-        sys.exit(f"transfer: error: {exc}")
-    empty = arm(out / "empty", "reflexion", "empty memory")
-    learned = arm(out / "with", "reflexion", "learned memory")
-    print(
-        f"\ntransfer on {args.env}: learn on {len(learn.tasks())} tasks, test on "
-        f"{len(test.tasks())} ({time.perf_counter() - start:.0f} s this call)\n"
-    )
+        fail(str(exc))
+    empty = arm(out / "empty", args.strategy, "empty memory")
+    learned = arm(out / "with", args.strategy, "learned memory")
+    print(f"\n{time.perf_counter() - start:.0f} s this call; {format_kinds(out / 'store')}\n")
     print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
     print_scores(empty, learned)
     arms = {"empty memory": empty, "learned memory": learned}
-    print_positions([t.id for t in test.tasks()], arms, "final success", final_passed)
-    print_positions([t.id for t in test.tasks()], arms, "final visible score", final_score)
+    order = [t.id for t in split.test]
+    print_positions(order, arms, "final success", final_passed)
+    print_positions(order, arms, "final visible score", final_score)
 
 
-def run_arms(args: argparse.Namespace, learn: Subset, test: Subset) -> None:
-    """Learn on the first tasks into a store, then test on the rest with a copy of it and with
-    an empty memory."""
-    out = Path(args.out)
-    base = RunConfig(
+def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, RunConfig]:
+    """The part-A run's config, and the part-B runs' (both frozen; the warm one's memory is the
+    learned store)."""
+    # an env that brings its own actor (the quadratic drill) needs no model
+    model = args.model or (None if callable(getattr(env, "actor", None)) else DEFAULT_MODEL)
+    learn = RunConfig(
         env=args.env,
-        strategies=("reflexion",),
+        strategies=(args.strategy,),
         episodes=args.episodes,
-        model=args.model,
+        model=model,
         scope="global",
         order="stream",
         concurrency=1,
+        out=str(Path(args.out) / "learn"),
+        memory=str(Path(args.out) / "store"),
     )
-    store = str(out / "store")
-    run(replace(base, out=str(out / "learn"), memory=store), env=learn, progress=True)
-    run(
-        replace(base, out=str(out / "with"), memory=store, memory_mode="copy"),
-        env=test,
-        progress=True,
+    if args.embedder:
+        learn = replace(learn, embedder=args.embedder)
+    test = replace(learn, model=args.test_model or model, frozen_memory=True)
+    return learn, test
+
+
+def record_split(out: Path, split: Split) -> None:
+    """OUT/split.json: the two id lists. A resume with another split is refused, before any run
+    (the runs' folders hold the first split's trials)."""
+    ids = {"learn": [t.id for t in split.learn], "test": [t.id for t in split.test]}
+    path = out / "split.json"
+    if path.exists() and json.loads(path.read_text()) != ids:
+        msg = f"{out} holds runs of another split ({path}): give the same --split, or a new --out"
+        raise UsageError(msg)
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(ids, indent=1) + "\n")
+
+
+def print_plan(args: argparse.Namespace, split: Split, learn: RunConfig, test: RunConfig) -> None:
+    """What runs, before it runs: the split, the models, and that part B is frozen."""
+    out = Path(args.out)
+    actor = "the env's scripted actor"
+    print(
+        f"transfer on {args.env} with {args.strategy}: split {split.how}: part A {len(split.learn)}"
+        f" tasks, part B {len(split.test)} (ids in {out / 'split.json'})\n"
+        f"part A learned by {learn.model or actor} into {learn.memory}; part B run by "
+        f"{test.model or actor} twice, with FROZEN memory (recall only, nothing stored): "
+        "the learned store vs an empty one"
     )
-    run(replace(base, out=str(out / "empty")), env=test, progress=True)
+
+
+def learn_part(config: RunConfig, learn: Subset) -> None:
+    """Part A: the strategy learns in a stream into the store."""
+    run(config, env=learn, progress=True)
+
+
+def test_part(config: RunConfig, test: Subset) -> None:
+    """Part B, frozen: from the learned store (read only), and from an empty one (OUT/empty/memory,
+    which stays empty)."""
+    out = Path(str(config.out)).parent
+    run(replace(config, out=str(out / "with")), env=test, progress=True)
+    run(replace(config, out=str(out / "empty"), memory=None), env=test, progress=True)
+
+
+def lessons_by_kind(store: Path) -> Counter[str]:
+    """How many lessons of each kind the store holds (none when it does not exist yet)."""
+    if not store.exists():
+        return Counter()
+    with ChromaMemory.open(store) as memory:
+        return Counter(r.kind for r in memory.reflections())
+
+
+def format_kinds(store: Path) -> str:
+    kinds = lessons_by_kind(store)
+    counts = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+    return f"the learned memory holds {sum(kinds.values())} lessons ({counts or 'none'})"
 
 
 def final_passed(result: TaskResult) -> float:

@@ -1,28 +1,185 @@
-"""scripts/transfer.py: what it prints from the two test runs, and its refusals."""
+"""scripts/transfer.py: the split, the frozen part-B runs (on another model too), what it prints,
+and its refusals."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from conftest import CountingModel, scripted
 from test_report_stats import trial
 
-from reflexion.core.records import TaskResult
+from memory import ChromaMemory
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Task, TaskResult
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "transfer.py"
+KEYWORDS = "python:conftest:KeywordEnv"  # k0 (apple, river), then k1 (cloud, stone)
+FAST = ["--embedder", "hash-64", "--episodes", "2"]
+
+# The models the runs loaded (by --model python:test_transfer:...), in the order they were made:
+# the learner for part A, then a tester for the warm part-B run and one for the cold one.
+MADE: dict[str, list[CountingModel]] = {"learner": [], "part_b": []}
+RULE = "Use every listed word."
+LEARNER, PART_B = "python:test_transfer:learner", "python:test_transfer:part_b"
+
+
+def learner() -> CountingModel:
+    """Fails k0 once, then passes, then adds a rule to the insights list."""
+    model = scripted(["apple", "apple river", f"ADD: {RULE}"])
+    MADE["learner"].append(model)
+    return model
+
+
+def part_b() -> CountingModel:
+    """Fails k1 once, then passes, then asks to change the list (a frozen run must not)."""
+    model = scripted(["cloud", "cloud stone", "UPVOTE 1\nADD: Another rule."])
+    MADE["part_b"].append(model)
+    return model
 
 
 def script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("transfer_script", SCRIPT)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def lessons(store: Path) -> list[tuple[str, str, str, int]]:
+    with ChromaMemory.open(store) as memory:
+        return sorted((r.id, r.kind, r.text, r.votes) for r in memory.reflections())
+
+
+def prompt(model: CountingModel, n: int) -> str:
+    return "\n".join(str(m.content) for m in model.prompts[n])
+
+
+def test_part_b_is_frozen_reads_the_learned_rule_and_runs_on_the_test_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for made in MADE.values():
+        made.clear()
+    module, out, seen = script(), tmp_path / "tr", {}
+    frozen_runs = module.test_part
+
+    def around(*args: Any) -> None:  # the learned store before and after part B
+        seen["before"] = lessons(out / "store")
+        frozen_runs(*args)
+        seen["after"] = lessons(out / "store")
+
+    monkeypatch.setattr(module, "test_part", around)
+    argv = ["--env", KEYWORDS, "--strategy", "insights", "--out", str(out), *FAST]
+    module.main([*argv, "--model", LEARNER, "--test-model", PART_B])
+    printed = capsys.readouterr().out
+    assert "split parity (even positions" in printed and "part A 1 tasks, part B 1" in printed
+    assert f"part A learned by {LEARNER}" in printed
+    assert f"part B run by {PART_B} twice, with FROZEN memory" in printed
+    assert "the learned memory holds 1 lessons (rule 1)" in printed
+    [(_, kind, text, votes)] = seen["before"]
+    assert (kind, text, votes) == ("rule", RULE, 2) and seen["after"] == seen["before"]
+    [_], [warm, cold] = MADE["learner"], MADE["part_b"]
+    assert f"1. {RULE}" in prompt(warm, 0) and RULE not in prompt(cold, 0)
+    assert "cloud" in prompt(warm, 0) and "apple" not in prompt(warm, 0)  # part B is k1 alone
+    for part, model in (("learn", LEARNER), ("with", PART_B), ("empty", PART_B)):
+        config = json.loads((out / part / "config.json").read_text())
+        assert config["model"] == model and config["frozen_memory"] == (part != "learn")
+    steps = [json.loads(s) for s in (out / "with" / "trace.jsonl").read_text().splitlines()]
+    notes = [s["output"] for s in steps if s["kind"] == "revised"]
+    assert notes == ["skipped upvote: frozen memory\nskipped add: frozen memory"]
+    assert lessons(out / "empty" / "memory") == []  # the cold run is frozen too
+
+
+def test_the_default_strategy_learns_on_the_first_n_and_tests_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tr"
+    script().main(["--env", "quadratic", "--split", "first-3", "--out", str(out), *FAST])
+    printed = capsys.readouterr().out
+    assert "with reflexion: split first-3 (the first 3 tasks learn" in printed
+    assert "part A 3 tasks, part B 5" in printed and "the env's scripted actor" in printed
+    kept = lessons(out / "store")
+    assert kept and f"the learned memory holds {len(kept)} lessons (reflection {len(kept)})" in (
+        printed
+    )
+    assert "learned memory vs empty memory      5" in printed
+    ids = json.loads((out / "split.json").read_text())
+    assert ids == {"learn": ["q0", "q1", "q2"], "test": ["q3", "q4", "q5", "q6", "q7"]}
+
+
+def test_the_split_is_by_position_in_the_envs_list() -> None:
+    tasks = [Task(i, "") for i in ("b", "a", "d", "c", "e")]
+    split = script().split_tasks
+    parity = split(tasks, "parity")
+    assert [t.id for t in parity.learn] == ["b", "d", "e"] and [t.id for t in parity.test] == [
+        "a",
+        "c",
+    ]
+    first = split(tasks, "first-2")
+    assert [t.id for t in first.learn] == ["b", "a"] and len(first.test) == 3
+    for bad in ("first-0", "first-5", "odd", "first-x", "first-2 "):
+        with pytest.raises(UsageError):
+            split(tasks, bad)
+
+
+REFUSED = [
+    (["--learn", "0"], "--split first-N (or --learn N) needs N between 1 and 7, not 0"),
+    (["--learn", "99"], "needs N between 1 and 7, not 99"),
+    (["--split", "first-8"], "needs N between 1 and 7, not 8"),
+    (["--split", "odd"], "--split must be parity or first-N (e.g. first-20), not 'odd'"),
+    (["--split", "parity", "--learn", "3"], "give --split or --learn, not both"),
+    (["--strategy", "single"], "--strategy must keep lessons in the store: one of reflexion, "),
+    (["--strategy", "reflexion-window"], "--strategy must keep lessons in the store"),
+    (["--episodes", "0"], "--episodes must be at least 1"),
+    (["--episodes", "x"], "argument --episodes: invalid int value: 'x'"),
+    (["--env", "nosuch"], "unknown env 'nosuch'"),
+]
+
+
+@pytest.mark.parametrize(("args", "said"), REFUSED)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        script().main(["--env", "quadratic", *args, "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("transfer: error: ") and said in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_resume_with_another_split_is_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t"
+    out.mkdir()
+    earlier = json.dumps({"learn": ["q0"], "test": ["q1"]})
+    (out / "split.json").write_text(earlier)
+    with pytest.raises(SystemExit) as done:
+        script().main(["--env", "quadratic", "--out", str(out), *FAST])
+    assert done.value.code == 2 and "holds runs of another split" in capsys.readouterr().err
+    assert (out / "split.json").read_text() == earlier and list(out.iterdir()) == [
+        out / "split.json"
+    ]
+
+
+def test_the_script_itself_refuses_in_one_line(tmp_path: Path) -> None:
+    command = [sys.executable, str(SCRIPT), "--env", "quadratic", "--split", "first-99"]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "t")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "transfer: error: --split first-N (or --learn N) needs N between 1 and 7, not 99"
+    ]
 
 
 def scored(task: str, score: float, passed: bool = False) -> TaskResult:
@@ -49,15 +206,3 @@ def test_positions_are_quarters_of_the_stream(capsys: pytest.CaptureFixture[str]
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[1].split() == ["memory", "Q1", "(2)", "Q2", "(2)", "Q3", "(2)", "Q4", "(2)"]
     assert lines[2].split() == ["learned", "memory", "0.00", "0.00", "0.00", "1.00"]
-
-
-@pytest.mark.parametrize("learn", ["0", "99"])
-def test_learn_outside_the_tasks_is_one_line_exit(learn: str, tmp_path: Path) -> None:
-    command = [sys.executable, str(SCRIPT), "--env", "quadratic", "--learn", learn]
-    done = subprocess.run(
-        [*command, "--out", str(tmp_path / "t")], capture_output=True, text=True, check=False
-    )
-    assert done.returncode != 0
-    assert done.stderr.strip().startswith("transfer: error: --learn must be between 1 and")
-    assert len(done.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "t").exists()
