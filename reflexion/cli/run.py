@@ -107,8 +107,10 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
 
 
 def print_more(report: Report) -> None:
-    """Under the main table: the paired comparisons (two strategies or more), and how the
-    visible signal did against held-out when the model's own tests were part of it."""
+    """Under the main table: the paired comparisons (two strategies or more), how the
+    visible signal did against held-out when the model's own tests were part of it, and what
+    memory cost and did (reflexion.report.memory_use) when the trace tells."""
+    from reflexion.report.memory_use import format_memory
     from reflexion.report.paired import format_pairs
     from reflexion.report.signals import format_signals
 
@@ -118,6 +120,8 @@ def print_more(report: Report) -> None:
         print(
             f"\nthe visible signal against held-out, per attempt:\n{format_signals(report.signals)}"
         )
+    if report.memory:
+        print(f"\n{format_memory(report.memory)}")
 
 
 def cmd_report(folder: Path) -> int:

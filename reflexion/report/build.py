@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import TaskResult
+from reflexion.core.records import Step, TaskResult
 from reflexion.loop.config import FIELDS, RESULT_FIELDS, default_of, label_of
+from reflexion.report.folders import run_steps
+from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
 from reflexion.report.pages import Page, Table, render_html, render_markdown
 from reflexion.report.paired import PAIR_COLUMNS, PAIRED_TEXT, Pair, all_pairs, pair_rows
 from reflexion.report.plots import plot_by_cost, plot_by_episode, plot_by_position
@@ -56,10 +58,13 @@ def write_comparison(
     signals: Sequence[SignalErrors],
     config: dict[str, Any],
     stream: Sequence[StreamCurve] = (),
+    memory: MemoryUse | None = None,
 ) -> Path:
     """comparison.json: the config, every Summary (rates, intervals, costs and curves), every
-    paired comparison of two strategies, the visible signal's errors against held-out, and
-    (--order stream) each strategy's success by position in the stream."""
+    paired comparison of two strategies, the visible signal's errors against held-out,
+    (--order stream) each strategy's success by position in the stream, and (when the trace
+    has any) what memory cost and did: its share of each role's prompt tokens, refining, the
+    lessons written."""
     path = folder / COMPARISON
     data = {
         "config": config,
@@ -76,6 +81,8 @@ def write_comparison(
     }
     if stream:
         data["stream"] = [c.to_dict() for c in stream]
+    if memory:
+        data["memory"] = memory.to_dict()
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -87,6 +94,7 @@ class Report:
     signals: list[SignalErrors]  # the visible signal against held-out, per attempt
     files: list[Path]  # comparison.json, the PNGs, report.md, report.html
     stream: list[StreamCurve] = dataclasses.field(default_factory=list)  # --order stream
+    memory: MemoryUse = MemoryUse()  # from the trace: memory's share, refining, lessons written
 
 
 def write_report(
@@ -94,8 +102,10 @@ def write_report(
     results: Sequence[TaskResult],
     config: dict[str, Any],
     resamples: int = RESAMPLES,
+    steps: Sequence[Step] | None = None,
 ) -> Report:
-    """Write comparison.json, the two PNGs, report.md and report.html into `folder`.
+    """Write comparison.json, the two PNGs, report.md and report.html into `folder`; `steps`
+    (None: the folder's trace.jsonl) tell what memory cost and did.
 
     >>> report = write_report(Path("runs/x"), results, config)      # doctest: +SKIP
     >>> report.files[-1]                                            # doctest: +SKIP
@@ -108,8 +118,9 @@ def write_report(
     signals = signal_errors(results)
     stream = _stream(config, results)
     subtitle = _subtitle(config, results)
+    memory = memory_use(run_steps(folder) if steps is None else steps, results, order)
     try:
-        paths = [write_comparison(folder, summaries, pairs, signals, config, stream)]
+        paths = [write_comparison(folder, summaries, pairs, signals, config, stream, memory)]
         series = [(s.strategy, s.by_episode) for s in summaries]
         paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
         unit = summaries[0].cost_unit if summaries else None
@@ -119,14 +130,14 @@ def write_report(
             seed = config.get("stream_seed")
             order = "the env's order" if seed is None else f"shuffled by seed {seed}"
             paths.append(plot_by_position(folder / BY_POSITION, stream, f"{subtitle} · {order}"))
-        page = _page(config, results, summaries, (pairs, signals, stream), paths[1:])
+        page = _page(config, results, summaries, (pairs, signals, stream, memory), paths[1:])
         for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
             (folder / name).write_text(text, encoding="utf-8")
             paths.append(folder / name)
     except OSError as exc:
         msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
         raise UsageError(msg) from None
-    return Report(summaries, pairs, signals, paths, stream)
+    return Report(summaries, pairs, signals, paths, stream, memory)
 
 
 def _stream(config: dict[str, Any], results: Sequence[TaskResult]) -> list[StreamCurve]:
@@ -175,7 +186,7 @@ def _page(
     config: dict[str, Any],
     results: Sequence[TaskResult],
     summaries: Sequence[Summary],
-    extra: tuple[Sequence[Pair], Sequence[SignalErrors], Sequence[StreamCurve]],
+    extra: tuple[Sequence[Pair], Sequence[SignalErrors], Sequence[StreamCurve], MemoryUse],
     plots: list[Path],
 ) -> Page:
     shown = facts(config, results, summaries)
@@ -205,6 +216,7 @@ def _page(
                     SIGNALS_TEXT,
                 ),
                 _stream_table(config, results, extra[2]),
+                *(Table(*t) for t in memory_tables(extra[3])),
             )
             if t.rows
         ],

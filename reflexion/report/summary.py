@@ -195,8 +195,9 @@ def format_table(summaries: Sequence[Summary]) -> str:
     return align(header(summaries), table_rows(summaries))
 
 
-def align(header: Sequence[str], cells: Sequence[Sequence[str]]) -> str:
-    """Rows of cells as plain text: the first column left-aligned, the others right-aligned.
+def align(header: Sequence[str], cells: Sequence[Sequence[str]], left: int = 1) -> str:
+    """Rows of cells as plain text: the first `left` columns (names) left-aligned, the others
+    (numbers) right-aligned.
 
     >>> print(align(("name", "n"), [("a", "10")]))
     name   n
@@ -206,7 +207,7 @@ def align(header: Sequence[str], cells: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join(
         "  ".join(
-            v.ljust(w) if i == 0 else v.rjust(w)
+            v.ljust(w) if i < left else v.rjust(w)
             for i, (v, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in rows

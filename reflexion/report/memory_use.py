@@ -1,0 +1,309 @@
+"""What a run's memory cost and did, read from its trace: per strategy and role, the share of
+prompt tokens that was memory text and the share the runtime served from its prefix cache; for
+`proactive`, how often the answer refined itself and whether that changed the held-out verdict;
+and the lessons each strategy wrote, by kind.
+
+>>> use = memory_use(run_steps("runs/x"), run_results("runs/x"))  # doctest: +SKIP
+>>> print(format_memory(use))                                      # doctest: +SKIP
+memory and prefix cache, as shares of each role's prompt tokens:
+strategy  role      calls  prompt tokens  memory  cached
+insights  generate      2             20   30.0%    0.0%
+...
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reflexion.core.records import REFLECTION, Record, Step, TaskResult
+from reflexion.report.summary import align
+
+
+@dataclass(frozen=True)
+class RoleUse(Record):
+    """One strategy's calls of one role (generate, refine, reflect, distill, propose, ...)."""
+
+    strategy: str
+    role: str
+    calls: int
+    prompt_tokens: int
+    memory_tokens: int  # the memory text placed in those prompts (trace data.memory_tokens)
+    cached_tokens: int  # prompt tokens the runtime served from its prefix cache
+
+
+@dataclass(frozen=True)
+class Refining(Record):
+    """How one strategy's answers revised themselves (`<refine>`, the proactive format): of the
+    answers with a draft before their first refine, how the final verdict compares with the
+    draft's (both held-out)."""
+
+    strategy: str
+    answers: int
+    refined: int  # answers with at least one <refine>
+    refines: int  # <refine> blocks in all
+    drafts: int  # answers whose draft was checked
+    fixed: int  # the draft failed held-out, the final answer passed
+    broke: int  # the draft passed held-out, the final answer failed
+    same: int
+
+
+@dataclass(frozen=True)
+class Writes(Record):
+    """The lessons one strategy wrote: kind -> what was done -> how many times (kept, added,
+    upvoted, dropped, ...), board edits that were skipped, and replies that did not parse."""
+
+    strategy: str
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    skipped: int = 0
+    unparsed: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryUse(Record):
+    roles: tuple[RoleUse, ...] = ()  # empty when no prompt held memory or a cached prefix
+    refining: tuple[Refining, ...] = ()
+    writes: tuple[Writes, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.roles or self.refining or self.writes)
+
+
+def memory_use(
+    steps: Sequence[Step], results: Sequence[TaskResult], order: Sequence[str] = ()
+) -> MemoryUse:
+    """The three views of `steps`, strategies in `order` first, then as they appear.
+
+    >>> memory_use([], []).roles
+    ()
+    """
+    names = list(dict.fromkeys([*order, *(s.strategy for s in steps)]))
+    rank = {name: i for i, name in enumerate(names)}
+    roles = role_use(steps)
+    if not any(r.memory_tokens or r.cached_tokens for r in roles):
+        roles = []
+    return MemoryUse(
+        tuple(sorted(roles, key=lambda r: rank[r.strategy])),
+        tuple(sorted(refining(steps, results), key=lambda r: rank[r.strategy])),
+        tuple(sorted(writes(steps), key=lambda w: rank[w.strategy])),
+    )
+
+
+def is_call(step: Step) -> bool:
+    """A step that records a call of an actor role (the trial logs its usage in `data`)."""
+    return "reused" in step.data or bool(step.input_tokens or step.output_tokens)
+
+
+def role_use(steps: Sequence[Step]) -> list[RoleUse]:
+    """One RoleUse per strategy and role, in order of appearance."""
+    sums: dict[tuple[str, str], list[int]] = {}
+    for s in steps:
+        if is_call(s):
+            row = sums.setdefault((s.strategy, s.kind), [0, 0, 0, 0])
+            row[0] += 1
+            row[1] += s.input_tokens
+            row[2] += int(s.data.get("memory_tokens", 0))
+            row[3] += int(s.data.get("cached_tokens", 0))
+    return [RoleUse(strategy, role, *row) for (strategy, role), row in sums.items()]
+
+
+def refining(steps: Sequence[Step], results: Sequence[TaskResult]) -> list[Refining]:
+    """One Refining per strategy with "refined" steps; the final verdict of an episode's answer
+    is its point on the trial's curve."""
+    passed = {
+        (r.strategy, r.task_id, r.seed, p.episode): p.passed for r in results for p in r.curve
+    }
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in steps:
+        c = counts[s.strategy] if s.kind in ("refined", "draft") else None
+        if c is None:
+            continue
+        if s.kind == "refined":
+            refines = int(s.data.get("refines", 0))
+            c.update(answers=1, refined=int(refines > 0), refines=refines)
+            continue
+        final = passed.get((s.strategy, s.task_id, s.seed, s.episode))
+        if final is None:  # an answer with no recorded verdict (a trial cut off mid-way)
+            continue
+        draft = bool(s.data.get("passed"))
+        verdict = "same" if final == draft else ("fixed" if final else "broke")
+        c.update({"drafts": 1, verdict: 1})
+    fields = ("answers", "refined", "refines", "drafts", "fixed", "broke", "same")
+    return [Refining(name, *(c[f] for f in fields)) for name, c in counts.items()]
+
+
+def writes(steps: Sequence[Step]) -> list[Writes]:
+    """One Writes per strategy that wrote, skipped or failed to parse anything."""
+    kinds: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    other: dict[str, Counter[str]] = defaultdict(Counter)
+    pending: dict[tuple[str, str, int], list[Step]] = defaultdict(list)
+    for s in steps:
+        trial = (s.strategy, s.task_id, s.seed)
+        if s.kind == "remember":
+            kind = str(s.data.get("kind", REFLECTION))
+            kinds[s.strategy][kind][_kept(s.data)] += 1
+        elif s.kind == "revise":  # its kind comes on the "revised" step that closes the reply
+            pending[trial].append(s)
+        elif s.kind == "revised":
+            for edit in pending.pop(trial, []):
+                kinds[s.strategy][str(s.data.get("kind", "board"))][_edited(edit.output)] += 1
+            skipped = sum(line.startswith("skipped") for line in s.output.splitlines())
+            other[s.strategy]["skipped"] += skipped
+        elif s.kind == "unparsed":
+            other[s.strategy]["unparsed"] += 1
+    for (strategy, _, _), edits in pending.items():  # no closing step: kind from the lesson
+        for edit in edits:
+            kind = str((edit.data.get("before") or {}).get("kind", "board"))
+            kinds[strategy][kind][_edited(edit.output)] += 1
+    names = dict.fromkeys([*kinds, *other])
+    return [
+        Writes(
+            name,
+            {k: dict(ops) for k, ops in kinds[name].items()},
+            other[name]["skipped"],
+            other[name]["unparsed"],
+        )
+        for name in names
+    ]
+
+
+def _kept(data: dict[str, Any]) -> str:
+    if data.get("frozen"):
+        return "not kept (frozen)"
+    return "merged" if "merged_into" in data else "kept"
+
+
+EDITED = {
+    "add": "added",
+    "edit": "edited",
+    "upvote": "upvoted",
+    "downvote": "downvoted",
+    "replace": "rewritten",
+}
+
+
+def _edited(note: str) -> str:
+    """What a revise step did, from its note ("upvote r1: 3 votes", "downvote r1: 0 votes,
+    dropped")."""
+    if note.rstrip().endswith("dropped"):
+        return "dropped"
+    op = note.split(" ", 1)[0]
+    return EDITED.get(op, op)
+
+
+ROLE_COLUMNS = ("strategy", "role", "calls", "prompt tokens", "memory", "cached")
+REFINING_COLUMNS: tuple[str, ...] = ("strategy", "answers", "refined", "refines")
+REFINING_COLUMNS += ("with a draft", "fixed", "broke", "same")
+WRITES_COLUMNS = ("strategy", "lessons written", "edits skipped", "replies unparsed")
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "n/a"
+
+
+def role_rows(roles: Sequence[RoleUse]) -> list[tuple[str, ...]]:
+    """The role table's cells.
+
+    >>> role_rows([RoleUse("insights", "generate", 4, 2000, 300, 1500)])[0][3:]
+    ('2,000', '15.0%', '75.0%')
+    """
+    return [
+        (
+            r.strategy,
+            r.role,
+            str(r.calls),
+            f"{r.prompt_tokens:,}",
+            _share(r.memory_tokens, r.prompt_tokens),
+            _share(r.cached_tokens, r.prompt_tokens),
+        )
+        for r in roles
+    ]
+
+
+def refining_rows(rows: Sequence[Refining]) -> list[tuple[str, ...]]:
+    """The refining table's cells.
+
+    >>> refining_rows([Refining("proactive", 10, 4, 6, 3, 1, 0, 2)])[0][1:3]
+    ('10', '4 (40.0%)')
+    """
+    return [
+        (
+            r.strategy,
+            str(r.answers),
+            f"{r.refined} ({_share(r.refined, r.answers)})",
+            str(r.refines),
+            str(r.drafts),
+            str(r.fixed),
+            str(r.broke),
+            str(r.same),
+        )
+        for r in rows
+    ]
+
+
+def writes_rows(rows: Sequence[Writes]) -> list[tuple[str, ...]]:
+    """The memory lines' cells: per kind, what was done how often.
+
+    >>> writes_rows([Writes("insights", {"rule": {"added": 2, "dropped": 1}}, 1, 0)])[0]
+    ('insights', 'rule: 2 added, 1 dropped', '1', '0')
+    """
+    return [
+        (
+            w.strategy,
+            "; ".join(
+                f"{kind}: " + ", ".join(f"{n} {op}" for op, n in ops.items())
+                for kind, ops in w.kinds.items()
+            )
+            or "none",
+            str(w.skipped),
+            str(w.unparsed),
+        )
+        for w in rows
+    ]
+
+
+ROLES_TITLE = "Memory and prefix cache, as shares of each role's prompt tokens"
+ROLES_TEXT = (
+    "Per strategy and role (the kind of call: generate, refine, reflect, distill, propose), the "
+    "prompt tokens the model reported. Memory is the memory text placed in those prompts "
+    "(lessons, rules, a cheatsheet; counted by the run's token count, bounded by "
+    "--memory-tokens), as a share of them; cached is the share the runtime served from its "
+    "prefix cache. Shown when some prompt held memory or a cached prefix."
+)
+REFINING_TITLE = "Answers that refined themselves"
+REFINING_TEXT = (
+    "Answers in the <refine> format: how many held at least one <refine>, and, of those with a "
+    "draft before the first one, whether the final answer's held-out verdict differs from the "
+    "draft's: fixed (draft failed, final passed), broke (draft passed, final failed), same."
+)
+WRITES_TITLE = "Memory written"
+WRITES_TEXT = (
+    "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
+    "near-duplicate), not kept (frozen memory), and the board changes (a rule added, edited, "
+    "up- or downvoted, dropped at zero votes; a cheatsheet rewritten). Edits skipped: board "
+    "edits that could not apply (a missing id, an empty text). Replies unparsed: replies, or "
+    "lines of them, that were not in the expected form; they change nothing."
+)
+
+
+LEFT = {ROLES_TITLE: 2, REFINING_TITLE: 1, WRITES_TITLE: 2}  # the columns of names and text
+
+
+def memory_tables(use: MemoryUse) -> list[tuple[str, Sequence[str], list[tuple[str, ...]], str]]:
+    """(title, header, rows, how to read it) for each view that has rows."""
+    tables = [
+        (ROLES_TITLE, ROLE_COLUMNS, role_rows(use.roles), ROLES_TEXT),
+        (REFINING_TITLE, REFINING_COLUMNS, refining_rows(use.refining), REFINING_TEXT),
+        (WRITES_TITLE, WRITES_COLUMNS, writes_rows(use.writes), WRITES_TEXT),
+    ]
+    return [t for t in tables if t[2]]
+
+
+def format_memory(use: MemoryUse) -> str:
+    """The views as plain text, each under its title (see the module example)."""
+    return "\n\n".join(
+        f"{title[0].lower()}{title[1:]}:\n{align(head, rows, LEFT[title])}"
+        for title, head, rows, _ in memory_tables(use)
+    )
