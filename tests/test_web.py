@@ -8,10 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import KeywordEnv, scripted
 from starlette.testclient import TestClient
 from web_runs import HOSTILE, hostile_run
 
 from reflexion.cli import main
+from reflexion.loop.runner import RunConfig, run
 from reflexion.web.app import make_app
 from reflexion.web.site import Site
 
@@ -154,3 +156,78 @@ def test_serve_refuses_bad_input_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and "is not a folder" in err[0] and "holds none" in err[1]
     assert "--allow-edit serves this machine only" in err[2]
+
+
+INSIGHTS = [
+    "apple",
+    "apple river",
+    "ADD: Use every listed word.",
+    "cloud",
+    "cloud stone",
+    "UPVOTE 1",
+]
+
+
+@pytest.fixture(scope="module")
+def kinds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run folder with a rule (insights, upvoted to 3 votes) and two exemplars (an arm
+    added to the folder afterwards), streamed over the keyword tasks by a scripted model."""
+    out = tmp_path_factory.mktemp("web") / "kinds"
+    arms = [(("insights",), INSIGHTS), (("insights", "exemplars"), ["apple river", "cloud stone"])]
+    for strategies, replies in arms:
+        config = RunConfig(
+            env="keywords",
+            strategies=strategies,
+            out=str(out),
+            episodes=2,
+            embedder="hash-64",
+            order="stream",
+            concurrency=1,
+        )
+        run(config, model=scripted(replies), env=KeywordEnv())
+    return out
+
+
+def kinds_of(page: str) -> dict[str, str]:
+    """Each listed lesson's id -> the kind cell beside it."""
+    lesson = r'href="/runs/kinds/memory/([0-9a-f]{16})">[0-9a-f]{16}</a></td>'
+    return dict(re.findall(lesson + "<td>([^<]*)", page))
+
+
+def test_the_memory_page_shows_each_lessons_kind_and_a_rules_votes(kinds_dir: Path) -> None:
+    page = client(kinds_dir).get("/runs/kinds/memory").text
+    assert sorted(kinds_of(page).values()) == ["exemplar", "exemplar", "rule (3 votes)"]
+    assert "<strong>all</strong>" in page
+    assert '<a href="/runs/kinds/memory?kind=rule">rule (1)</a>' in page
+    assert '<a href="/runs/kinds/memory?kind=exemplar">exemplar (2)</a>' in page
+    assert "kind=item" not in page  # no link to a kind the run never wrote
+
+
+def test_the_memory_page_filters_by_kind(kinds_dir: Path) -> None:
+    web = client(kinds_dir)
+    every = kinds_of(web.get("/runs/kinds/memory").text)
+    rules = web.get("/runs/kinds/memory", params={"kind": "rule"}).text
+    assert list(kinds_of(rules).values()) == ["rule (3 votes)"]
+    assert "1 lessons of kind rule (of 3) in" in rules and "<strong>rule (1)</strong>" in rules
+    exemplars = kinds_of(web.get("/runs/kinds/memory", params={"kind": "exemplar"}).text)
+    assert set(exemplars) == {i for i, k in every.items() if k == "exemplar"}
+    assert kinds_of(web.get("/runs/kinds/memory", params={"kind": "item"}).text) == {}
+    found = web.get("/runs/kinds/memory", params={"kind": "rule", "q": "apple river"}).text
+    hits = found.split("Most similar to")[1].split("lessons of kind")[0]
+    assert "rule (3 votes)" in hits and "exemplar" not in hits  # the search keeps the kind
+    assert 'name="kind" value="rule"' in found
+    bad = web.get("/runs/kinds/memory", params={"kind": "<b>rules"})
+    assert bad.status_code == 404 and "kind must be one of reflection, exemplar, rule" in bad.text
+    assert "<b>rules" not in bad.text
+
+
+def test_the_run_page_shows_what_memory_cost_and_the_kinds_written(kinds_dir: Path) -> None:
+    page = client(kinds_dir).get("/runs/kinds").text
+    assert "Memory and prefix cache, as shares of each role&#x27;s prompt tokens" in page
+    assert re.search(
+        r"<td>insights</td><td>generate</td><td>\d+</td><td>\d+</td><td>\d+\.\d%", page
+    )
+    assert "<td>insights</td><td>rule: 1 added, 1 upvoted</td>" in page
+    assert "<td>exemplars</td><td>exemplar: 2 kept</td>" in page
+    for kind in ("exemplar", "rule"):
+        assert f'<a href="/runs/kinds/memory?kind={kind}">{kind}</a>' in page

@@ -86,7 +86,8 @@ class Pages:
         query = request.query_params.get("q", "").strip()
         forgot = request.query_params.get("forgot", "")
         note = f"Forgot lesson {forgot}; it stays in its history." if forgot else ""
-        return HTMLResponse(memory_page(self.site, _at(request, "run"), query, note))
+        kind = request.query_params.get("kind", "").strip()
+        return HTMLResponse(memory_page(self.site, _at(request, "run"), query, note, kind))
 
     def lesson(self, request: Request) -> Response:
         return HTMLResponse(lesson_page(self.site, _at(request, "run"), _at(request, "rid")))

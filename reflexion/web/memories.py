@@ -1,20 +1,22 @@
-"""A run's memory on the page: every lesson with its provenance, credit and flag, a search by
-similarity, and one lesson's page (the episodes that recalled it, the lessons merged into it, its
-history). With --allow-edit, a lesson can be forgotten after a confirmation; it stays in its
-history, as with `reflexion memory forget`."""
+"""A run's memory on the page: every lesson with its kind (a rule with its votes), provenance,
+credit and flag, filtered by kind (`?kind=rule`), a search by similarity, and one lesson's page
+(the episodes that recalled it, the lessons merged into it, its history). With --allow-edit, a
+lesson can be forgotten after a confirmation; it stays in its history, as with `reflexion memory
+forget`."""
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterator
 
 from memory.backend import DEFAULT_EMBEDDER, Access
 from reflexion.core.curation import FORGET, HISTORY, Change, Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.records import Reflection
+from reflexion.core.records import KINDS, RULE, Reflection
 from reflexion.curate.lessons import credits_in, recalls_of, search_sources, task_label, utc
 from reflexion.curate.stores import opened
-from reflexion.web.layout import Html, link, page, pre, table, tag, url
+from reflexion.web.layout import Html, join, link, page, pre, table, tag, url
 from reflexion.web.site import NotFound, Site
 
 SEARCH_HITS = 10
@@ -30,50 +32,78 @@ def sources_of(site: Site, name: str, access: Access = "read") -> Iterator[list[
         yield stores
 
 
-def memory_page(site: Site, name: str, query: str, note: str = "") -> str:
+def memory_page(site: Site, name: str, query: str, note: str = "", kind: str = "") -> str:
+    """The lessons of run `name` (only those of `kind`, when given), and those most similar to
+    `query`; an unknown kind is a 404 page that names the kinds."""
+    if kind and kind not in KINDS:
+        msg = f"kind must be one of {', '.join(KINDS)}, got {kind[:40]!r}"
+        raise NotFound(msg)
     crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
-    form = tag(
-        "form",
-        tag("input", type="search", name="q", value=query, placeholder="search lessons"),
-        tag("button", "Search", type="submit"),
-        action=url("runs", name, "memory"),
-        method="get",
-    )
     body: list[object] = [tag("p", note, cls="note")] if note else []
-    body.append(form)
+    body.append(_search_form(name, query, kind))
     try:
         with sources_of(site, name) as stores:
+            body.append(_kinds(name, stores, kind))
             if query:
-                body += _hits(name, stores, query, str(site.config(name).get("embedder") or ""))
+                embedder = str(site.config(name).get("embedder") or "")
+                body += _hits(name, stores, query, embedder, kind)
             for store in stores:
-                body += _lessons(name, store)
+                body += _lessons(name, store, kind)
     except (UsageError, StoreError) as exc:
         body.append(tag("p", str(exc), cls="note"))
     return page(f"Memory of {name}", *body, crumbs=crumbs)
 
 
-def _hits(name: str, stores: list[Curated], query: str, embedder: str) -> list[Html]:
+def _search_form(name: str, query: str, kind: str) -> Html:
+    within = [tag("input", type="hidden", name="kind", value=kind)] if kind else []
+    return tag(
+        "form",
+        tag("input", type="search", name="q", value=query, placeholder="search lessons"),
+        *within,
+        tag("button", "Search", type="submit"),
+        action=url("runs", name, "memory"),
+        method="get",
+    )
+
+
+def _kinds(name: str, stores: list[Curated], kind: str) -> Html:
+    """Links that show one kind of lesson (the one shown in bold), with how many there are."""
+    counts = Counter(r.kind for store in stores for r in store.lessons())
+    here = url("runs", name, "memory")
+    links: list[object] = [tag("strong", "all") if not kind else link(here, "all")]
+    for k in [k for k in KINDS if counts[k]]:
+        text = f"{k} ({counts[k]})"
+        shown = url("runs", name, "memory", kind=k)
+        links.append(tag("strong", text) if k == kind else link(shown, text))
+    return tag("p", "Kinds: ", join(links, " · "), cls="kinds")
+
+
+def _hits(name: str, stores: list[Curated], query: str, embedder: str, kind: str) -> list[Html]:
     hits = search_sources(stores, query, SEARCH_HITS, embedder or DEFAULT_EMBEDDER)
     rows = [
         (
             f"{h.similarity or 0.0:.3f}",
             _id_link(name, h.reflection),
+            _kind(h.reflection),
             task_label(h.reflection.env, h.reflection.task_id),
             _short(h.reflection.text),
         )
         for h in hits
+        if not kind or h.reflection.kind == kind
     ]
     return [
         tag("h2", f"Most similar to \u201c{query}\u201d"),
-        table(("similarity", "lesson", "task", "text"), rows, cls="hits"),
+        table(("similarity", "lesson", "kind", "task", "text"), rows, cls="hits"),
     ]
 
 
-def _lessons(name: str, store: Curated) -> list[Html]:
-    lessons, credit = store.lessons(), credits_in(store)
+def _lessons(name: str, store: Curated, kind: str) -> list[Html]:
+    every, credit = store.lessons(), credits_in(store)
+    lessons = [r for r in every if not kind or r.kind == kind]
     rows = [
         (
             _id_link(name, r),
+            _kind(r),
             task_label(r.env, r.task_id),
             f"{r.strategy} seed {r.seed} episode {r.episode}",
             f"{r.score:.3g}",
@@ -83,8 +113,16 @@ def _lessons(name: str, store: Curated) -> list[Html]:
         )
         for r in lessons
     ]
-    head = ("lesson", "task", "written by", "score", "credit", "vague", "text")
-    return [tag("h2", f"{len(lessons)} lessons in {store.label}"), table(head, rows, cls="lessons")]
+    head = ("lesson", "kind", "task", "written by", "score", "credit", "vague", "text")
+    title = f"{len(lessons)} lessons in {store.label}"
+    if kind:
+        title = f"{len(lessons)} lessons of kind {kind} (of {len(every)}) in {store.label}"
+    return [tag("h2", title), table(head, rows, cls="lessons")]
+
+
+def _kind(r: Reflection) -> str:
+    """A lesson's kind; a rule's votes with it (it drops out at 0)."""
+    return f"{r.kind} ({r.votes} votes)" if r.kind == RULE else r.kind
 
 
 def _id_link(name: str, r: Reflection) -> Html:

@@ -1,6 +1,7 @@
 """The list of runs, and one run's page: its settings, the comparison table, the paired
-comparisons, the visible signal's errors, (--order stream) success by position in the stream, the
-plots, and every task with each strategy's verdict."""
+comparisons, the visible signal's errors, (--order stream) success by position in the stream,
+what memory cost and did (its share of each role's prompt, refining, the lessons written, with a
+link to each kind on the memory page), the plots, and every task with each strategy's verdict."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from collections import defaultdict
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import TaskResult
+from reflexion.core.records import KINDS, TaskResult
 from reflexion.report.build import BY_EPISODE, BY_POSITION, BY_TOKENS, facts
+from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
 from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
 from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
 from reflexion.report.stream import (
@@ -72,10 +74,28 @@ def run_page(site: Site, name: str) -> str:
         body += [tag("h2", "The visible signal against held-out"), table(SIGNAL_COLUMNS, signals)]
     if config.get("order") == "stream":
         body += _stream(config, results)
+    memory = memory_use(site.steps(name), results, order)
+    body += _memory(memory)
     body += [tag("h2", "Plots"), _plots(site, name)]
     body += [tag("h2", "Tasks"), _tasks(name, results, order)]
-    body.append(tag("p", link(url("runs", name, "memory"), "The memory of this run")))
+    body.append(
+        tag("p", link(url("runs", name, "memory"), "The memory of this run"), _kinds(name, memory))
+    )
     return page(name, *body, crumbs=[(url("runs", name), name)])
+
+
+def _memory(memory: MemoryUse) -> list[object]:
+    body: list[object] = []
+    for title, head, rows, text in memory_tables(memory):
+        body += [tag("h2", title), table(head, rows), tag("p", text, cls="note")]
+    return body
+
+
+def _kinds(name: str, memory: MemoryUse) -> Html:
+    """Links to the memory page showing each kind of lesson the run wrote."""
+    written = {k for w in memory.writes for k in w.kinds}
+    kinds = [link(url("runs", name, "memory", kind=k), k) for k in KINDS if k in written]
+    return join([": ", join(kinds, ", ")]) if kinds else join([])
 
 
 def _stream(config: dict[str, Any], results: list[TaskResult]) -> list[object]:
