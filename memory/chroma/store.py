@@ -28,6 +28,7 @@ from memory.chroma.filtering import nearest_admitted
 from memory.chroma.lock import StoreLock
 from memory.chroma.merging import merge
 from memory.chroma.rows import from_columns, to_metadata
+from memory.chroma.task_cache import CacheHold, TaskCache, shared_cache
 from memory.chroma.versions import Versions
 from memory.embedders import embedder_for
 from memory.ranking import Ranking
@@ -82,9 +83,11 @@ class ChromaMemory:
         self._closed = False
         self._history: Versions | None = None  # the change log, opened on first use
         self._writer_lock: StoreLock | None = None
+        self._tasks: CacheHold | None = None  # task scope's cache: only while we alone write
         with self._opening():
             if create and self.path is not None:
                 self._writer_lock = StoreLock(self.path)
+                self._tasks = CacheHold(self.path, collection)
             self._client = connect(chromadb, self.path, url, create)
             self._collection = open_collection(self._client, collection, embedder, create)
             self._batch = self._client.get_max_batch_size()
@@ -116,9 +119,7 @@ class ChromaMemory:
         with self._lock:
             self._closed = True
             release(self._client)
-            if self._writer_lock is not None:
-                self._writer_lock.close()
-                self._writer_lock = None
+            self._let_go()
 
     def __enter__(self) -> Self:
         return self
@@ -151,7 +152,7 @@ class ChromaMemory:
             >>> m.add_embedded(lessons, model.embed([r.text for r in lessons]))  # doctest: +SKIP
         """
         unique, metadatas = list(reflections), [to_metadata(r) for r in reflections]
-        with self._calling():
+        with self._writing() as cache, self._calling():
             for i in range(0, len(unique), self._batch):
                 chunk = slice(i, i + self._batch)
                 self._collection.upsert(
@@ -160,14 +161,31 @@ class ChromaMemory:
                     documents=[r.text for r in unique[chunk]],
                     metadatas=metadatas[chunk],  # type: ignore[arg-type]
                 )
+            if cache is not None:
+                cache.put(unique, vectors)
 
     def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
         """Up to k reflections that `scope` admits, best first by the memory's Ranking:
-        similarity to `text`, the asking task's own lessons, recent ones."""
-        vector = self._embed([text])[0]  # the scope's filter only if it must (chroma.filtering)
-        with self._calling():
-            stored = self._collection.count()
-        hits = nearest_admitted(self._search, vector, scope, self.ranking.candidates(k), stored)
+        similarity to `text`, the asking task's own lessons, recent ones. In task scope, on a
+        store this process alone writes, from the task's lessons in memory (chroma.task_cache)."""
+        vector = self._embed([text])[0]
+        n = self.ranking.candidates(k)
+        tasks = self._tasks  # subtle: read once, a close may set it to None meanwhile
+        if tasks is not None and scope.scope == "task":
+            hits = self._task_nearest(tasks.cache, vector, scope, n)
+        else:
+            hits = self._query_nearest(vector, scope, n)
+        return self.ranking.rank(hits, scope.task_id, k)
+
+    def recall_by_query(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
+        """`recall` as Chroma's nearest-neighbour query answers it, in any scope: the path of
+        global scope, and of task scope before the task cache (which is checked against it, and
+        measured against it in scripts/benchmark_recall.py).
+
+            >>> [h.reflection.id for h in m.recall_by_query("off by one", s, 2)]  # doctest: +SKIP
+            ['3f9a0c1d2e4b5a69', '41c0e2d9a7b3f815']
+        """
+        hits = self._query_nearest(self._embed([text])[0], scope, self.ranking.candidates(k))
         return self.ranking.rank(hits, scope.task_id, k)
 
     def nearest(self, text: str, scope: RecallScope) -> Recalled | None:
@@ -205,10 +223,12 @@ class ChromaMemory:
         unique = list(dict.fromkeys(ids))
         if not unique:
             return 0  # subtle: Chroma refuses an empty id list rather than deleting nothing
-        with self._calling():
+        with self._writing() as cache, self._calling():
             existing = self._collection.get(ids=unique, include=[])["ids"]
             if existing:
                 self._collection.delete(ids=existing)
+            if cache is not None:
+                cache.drop(existing)
         return len(existing)
 
     # -- changes, with history (memory.chroma.changes) -------------------------------------
@@ -271,9 +291,7 @@ class ChromaMemory:
         except Exception as e:
             if hasattr(self, "_client"):
                 release(self._client)  # a refused store must not stay held by this process
-            if self._writer_lock is not None:
-                self._writer_lock.close()
-                self._writer_lock = None
+            self._let_go()
             if isinstance(e, StoreError | UsageError):
                 raise
             # Anything Chroma raises while opening means "cannot open", not a bug of ours.
@@ -291,6 +309,49 @@ class ChromaMemory:
             except self._errors as e:
                 msg = f"Chroma store at {self.location}: {one_line(e)}"
                 raise StoreError(msg) from e
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[TaskCache | None]:
+        """A write to the store, with the task cache of its writers (if any) held, to be kept
+        in step; a write that fails part way empties the cache."""
+        cache = shared_cache(self.path, self.collection)
+        if cache is None:
+            yield None
+            return
+        with cache.lock:
+            try:
+                yield cache
+            except BaseException:
+                cache.clear()
+                raise
+
+    def _let_go(self) -> None:
+        if self._tasks is not None:
+            self._tasks.close()
+            self._tasks = None
+        if self._writer_lock is not None:
+            self._writer_lock.close()
+            self._writer_lock = None
+
+    def _query_nearest(self, vector: Sequence[float], scope: RecallScope, n: int) -> list[Recalled]:
+        # the scope's filter only if it must (chroma.filtering)
+        with self._calling():
+            stored = self._collection.count()
+        return nearest_admitted(self._search, vector, scope, n, stored)
+
+    def _task_nearest(
+        self, cache: TaskCache, vector: Sequence[float], scope: RecallScope, n: int
+    ) -> list[Recalled]:
+        with cache.lock:  # held from reading the task's lessons to ranking them: no write between
+            if not cache.has(scope.task_id):
+                with self._calling():
+                    res = self._collection.get(
+                        where={"task_id": scope.task_id},
+                        include=["embeddings", "documents", "metadatas"],
+                    )
+                vectors = res["embeddings"] if res["embeddings"] is not None else []
+                cache.fill(scope.task_id, from_columns(res), vectors)
+            return cache.nearest(scope.task_id, vector, scope, n)
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         vectors = self.embedder.embed(texts)

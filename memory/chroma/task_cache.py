@@ -1,0 +1,135 @@
+"""Task-scope recall without Chroma's metadata filter: a task's lessons, with their vectors, kept
+in this process once a recall has asked for them, and ranked with numpy.
+
+A filtered Chroma query costs about a scan of the rows the filter admits, and a recall in task
+scope on a store of many tasks needs one: 164 ms at 100k lessons (scripts/benchmark_recall.py).
+Here a task's first recall reads its lessons once (a filtered `get`, which skips the vector
+index), and every later one looks at those few vectors only, as Chroma's cosine space does
+(1 - the dot product of unit vectors, in float32), nearest first, ties to the lower id.
+
+Only a process that alone writes a store may keep a cache of it: an embedded folder under its
+StoreLock. Every write of that process (ChromaMemory.add_embedded and delete, whichever
+ChromaMemory object on the folder makes it) updates the cache under the cache's lock, so a
+recall sees what was written before it. The cache is shared by the process's writers of one
+collection and dropped with the last of them, when the folder's lock is let go.
+
+    >>> cache = TaskCache()
+    >>> r = Reflection("r1", "check the sign", "run", "reflexion", "quad", "t1", 0, 2, -1.5, 1e9)
+    >>> cache.fill("t1", [r], [[1.0, 0.0]])
+    >>> scope = RecallScope("quad", "t1", "another-run", "reflexion", 0, 1)
+    >>> [(h.reflection.id, h.similarity) for h in cache.nearest("t1", [0.0, 2.0], scope, 20)]
+    [('r1', 0.0)]
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory.chroma.rows import from_columns, to_metadata
+from reflexion.core.records import Recalled, RecallScope, Reflection
+
+Lessons = dict[str, tuple[Reflection, np.ndarray]]  # id -> (reflection, unit vector)
+
+
+class TaskCache:
+    """The lessons of the tasks recalled so far, by task id. `lock` is held around a write to
+    the store and its `put`/`drop` here, and around a task's `fill`, so that neither misses the
+    other."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._tasks: dict[str, Lessons] = {}
+
+    def clear(self) -> None:
+        """Forget every task (a write failed part way: what it left is unknown)."""
+        self._tasks.clear()
+
+    def has(self, task_id: str) -> bool:
+        return task_id in self._tasks
+
+    def fill(self, task_id: str, reflections: Sequence[Reflection], vectors: Any) -> None:
+        """Every stored lesson of `task_id`, read from the store."""
+        self._tasks[task_id] = {
+            r.id: (r, _unit(v)) for r, v in zip(reflections, vectors, strict=True)
+        }
+
+    def put(self, reflections: Sequence[Reflection], vectors: Sequence[Any]) -> None:
+        """Lessons just written (an upsert): in their task if it is cached, out of any other."""
+        self.drop([r.id for r in reflections])
+        for r, v in zip(reflections, vectors, strict=True):
+            if r.task_id in self._tasks:
+                self._tasks[r.task_id][r.id] = (_as_stored(r), _unit(v))
+
+    def drop(self, ids: Sequence[str]) -> None:
+        """Lessons just deleted (or about to be replaced)."""
+        for lessons in self._tasks.values():
+            for rid in ids:
+                lessons.pop(rid, None)
+
+    def nearest(
+        self, task_id: str, vector: Sequence[float], scope: RecallScope, n: int
+    ) -> list[Recalled]:
+        """The n lessons of a filled task nearest to `vector` that `scope` admits, nearest first,
+        with Chroma's similarity."""
+        admitted = [(r, v) for r, v in self._tasks[task_id].values() if scope.admits(r)]
+        if not admitted or n <= 0:
+            return []
+        # As Chroma's cosine space: a distance of 1 - dot in float32, the similarity 1 - that.
+        distance = np.float32(1.0) - np.stack([v for _, v in admitted]) @ _unit(vector)
+        order = sorted(range(len(admitted)), key=lambda i: (distance[i], admitted[i][0].id))
+        return [Recalled(admitted[i][0], 1.0 - float(distance[i])) for i in order[:n]]
+
+
+def _unit(vector: Any) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    norm = np.linalg.norm(v)
+    return v / norm if norm > 0 else v  # subtle: a zero vector stays zero, as in Chroma's index
+
+
+def _as_stored(r: Reflection) -> Reflection:
+    # What the store gives back for `r` (its row's fields), so a cached lesson equals a read one.
+    return from_columns({"ids": [r.id], "documents": [r.text], "metadatas": [to_metadata(r)]})[0]
+
+
+_SHARED: dict[tuple[Path, str], list[Any]] = {}  # (folder, collection) -> [TaskCache, holders]
+_SHARED_LOCK = threading.Lock()
+
+
+class CacheHold:
+    """A writer's hold on the task cache of one collection in an embedded folder, shared with
+    the process's other writers of it; let go on close or when the writer is collected."""
+
+    def __init__(self, path: Path, collection: str) -> None:
+        key = (path.resolve(), collection)
+        with _SHARED_LOCK:
+            held = _SHARED.setdefault(key, [TaskCache(), 0])
+            held[1] += 1
+        self.cache: TaskCache = held[0]
+        self._let_go = weakref.finalize(self, _let_go, key)
+
+    def close(self) -> None:
+        self._let_go()
+
+
+def shared_cache(path: Path | None, collection: str) -> TaskCache | None:
+    """The cache this process's writers keep of a collection, if any: a write through any
+    ChromaMemory on the folder must update it."""
+    if path is None:
+        return None
+    with _SHARED_LOCK:
+        held = _SHARED.get((path.resolve(), collection))
+    return None if held is None else held[0]
+
+
+def _let_go(key: tuple[Path, str]) -> None:
+    with _SHARED_LOCK:
+        held = _SHARED[key]
+        held[1] -= 1
+        if held[1] == 0:
+            del _SHARED[key]
