@@ -13,10 +13,10 @@ Importing this package is cheap: the runner, models and memories load on first u
 chromadb, sentence-transformers and the local LLM runtime only when something needs them.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+# No `from __future__ import annotations` and no public helper names here: every name this
+# module binds shows in `dir(reflexion)` and tab completion, where only the API belongs.
+import importlib as _importlib
+import typing as _typing
 
 from reflexion.core import (
     Actor,
@@ -39,10 +39,10 @@ from reflexion.core import (
     Turn,
     UsageError,
 )
-from reflexion.core.packages import check_packages
-from reflexion.core.version import VERSION
+from reflexion.core.packages import check_packages as _check_packages
+from reflexion.core.version import VERSION as _VERSION
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from envs.registry import make_env, register_env
     from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
     from memory.registry import register_backend
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from reflexion.models.registry import load_model
     from reflexion.strategies import STRATEGIES, Strategy, register_strategy
 
-__version__ = VERSION
+__version__ = _VERSION
 
 # name -> the module that defines it; loaded on first use (PEP 562), so `import reflexion` does
 # not pull in the runner, langchain or the stores
@@ -78,16 +78,26 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         # a foreign `memory` or `envs` (a memory.py in the working folder) would fail the import
         # below far from the cause: say which file it is instead
-        check_packages()
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        _check_packages()
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
         globals()[name] = value  # found here from now on, without this function
         return value
     msg = f"module 'reflexion' has no attribute {name!r}"
     raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    """The public API (what `from reflexion import *` gives), not the subpackages loaded so far.
+
+    >>> import reflexion
+    >>> "run" in dir(reflexion), "importlib" in dir(reflexion)
+    (True, False)
+    """
+    return sorted([*__all__, "__version__"])
 
 
 __all__ = [
