@@ -48,8 +48,9 @@ class WindowMemory:
         if change is not None:  # a change line (memory forget|edit|revert|import)
             done = self._changes.setdefault(rid, [])
             before = self._items.get(rid)
-            done.append(Change(rid, len(done) + 1, change["action"], change["when"],
-                               change["why"], before))  # fmt: skip
+            done.append(
+                Change(rid, len(done) + 1, change["action"], change["when"], change["why"], before)
+            )
         if record.get("deleted"):
             self._items.pop(rid, None)
         else:

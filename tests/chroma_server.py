@@ -33,8 +33,16 @@ def running_chroma(folder: Path) -> Iterator[str]:
     port = free_port()
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "chroma.log"
-    cmd = [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
-           "--port", str(port)]  # fmt: skip
+    cmd = [
+        str(chroma),
+        "run",
+        "--path",
+        str(folder / "data"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     try:

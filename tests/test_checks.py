@@ -238,11 +238,13 @@ def test_garbage_on_the_answer_pipe_fails_the_checks() -> None:
 def test_the_codes_names_cannot_stand_in_for_what_the_tests_use() -> None:
     # each would pass its test in a single process, where the tests share the code's globals
     cheats = [
-        ("def isinstance(*args):\n    return True\n\ndef f():\n    return None\n",
-         "assert isinstance(f(), int)"),
+        (
+            "def isinstance(*args):\n    return True\n\ndef f():\n    return None\n",
+            "assert isinstance(f(), int)",
+        ),
         ("import cmath as math\n\ndef f():\n    return -4\n", "assert math.sqrt(f()) == 2j"),
         ("def f(x):\n    raise StopIteration\n", "assert all(map(f, [1, 2]))"),
-    ]  # fmt: skip
+    ]
     for code, test in cheats:
         run = run_checks(code, assert_checks([test]))
         assert run.passed == 0, (code, render(run))
@@ -274,9 +276,16 @@ def test_subclasses_of_plain_types_cross_as_their_content() -> None:
 
 
 def test_stop_iteration_from_a_call_is_an_error_not_none() -> None:
-    run = run_checks("def first(xs):\n    return next(iter(xs))\n", assert_checks([
-        "assert first([]) is None", "assert first([]) == None", "first([])",
-    ]))  # fmt: skip
+    run = run_checks(
+        "def first(xs):\n    return next(iter(xs))\n",
+        assert_checks(
+            [
+                "assert first([]) is None",
+                "assert first([]) == None",
+                "first([])",
+            ]
+        ),
+    )
     assert run.passed == 0
     assert all("StopIteration" in (r.error or "") for r in run.results)
 

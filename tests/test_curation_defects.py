@@ -177,9 +177,13 @@ def constrained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("constrained") / "c"
     model = scripted(["a dog", "I left out the concepts cat and run.", "a dog runs"] * 8)
     config = RunConfig(
-        env="constrained:1", strategies=("reflexion",), episodes=2, out=str(out),
-        embedder="hash-64", concurrency=1,
-    )  # fmt: skip
+        env="constrained:1",
+        strategies=("reflexion",),
+        episodes=2,
+        out=str(out),
+        embedder="hash-64",
+        concurrency=1,
+    )
     run(config, model=model)
     return out
 

@@ -138,8 +138,20 @@ def test_proactive_scores_the_final_answer_and_records_the_draft(tmp_path: Path)
 
 def test_a_resume_undoes_an_interrupted_trials_board_changes(tmp_path: Path) -> None:
     memory = ChromaMemory(tmp_path / "m", embedder=HashEmbedder(64))
-    rule = Reflection("r1", "Use every word.", "run", "insights", "keywords", "k0", 0, 2, 1.0, 1.0,
-                      kind="rule", votes=2)  # fmt: skip
+    rule = Reflection(
+        "r1",
+        "Use every word.",
+        "run",
+        "insights",
+        "keywords",
+        "k0",
+        0,
+        2,
+        1.0,
+        1.0,
+        kind="rule",
+        votes=2,
+    )
     memory.add([rule])
     upvoted = Reflection.from_dict(rule.to_dict() | {"votes": 3})
     added = Reflection.from_dict(rule.to_dict() | {"id": "r2", "text": "Another."})

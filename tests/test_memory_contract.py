@@ -51,9 +51,17 @@ _ids = itertools.count()
 def refl(**kw: object) -> Reflection:
     """A reflection from run R, strategy reflexion, env quad, task t1, seed 0, episode 1."""
     base: dict[str, object] = dict(
-        id=f"r{next(_ids)}", text="check the sign of the step", run_id="R", strategy="reflexion",
-        env="quad", task_id="t1", seed=0, episode=1, score=-1.0, created=1_700_000_000.0,
-    )  # fmt: skip
+        id=f"r{next(_ids)}",
+        text="check the sign of the step",
+        run_id="R",
+        strategy="reflexion",
+        env="quad",
+        task_id="t1",
+        seed=0,
+        episode=1,
+        score=-1.0,
+        created=1_700_000_000.0,
+    )
     base.update(kw)
     return Reflection(**base)  # type: ignore[arg-type]
 
@@ -70,10 +78,16 @@ def ids(recalled: list[object]) -> set[str]:
 
 def test_add_get_round_trips_every_field(mem: Memory) -> None:
     r = refl(
-        text="Ünïcode lesson:\n  the loop ran\tone step too far ✓", run_id="2024-05-01-abc",
-        strategy="reflexion-window", env="humaneval", task_id="HumanEval/41", seed=2**40 + 7,
-        episode=17, score=-0.12345678901234567, created=1_714_557_600.123456,
-    )  # fmt: skip
+        text="Ünïcode lesson:\n  the loop ran\tone step too far ✓",
+        run_id="2024-05-01-abc",
+        strategy="reflexion-window",
+        env="humaneval",
+        task_id="HumanEval/41",
+        seed=2**40 + 7,
+        episode=17,
+        score=-0.12345678901234567,
+        created=1_714_557_600.123456,
+    )
     # Chroma 1.5.9 alone returns this float one ulp off and drops -inf.
     crashed = refl(score=float("-inf"), created=900719925.7265625)
     mem.add([r, crashed])
@@ -188,15 +202,20 @@ _reflections = st.lists(
         _pick([0, 1]),
         st.integers(1, 4),
         _pick(["sign error", "off by one", "loop bound", "wrong unit"]),
-    ),  # fmt: skip
+    ),
     max_size=25,
 )
 _scopes = st.builds(
     RecallScope,
-    env=_pick(["quad", "gsm8k"]), task_id=_pick(["t1", "t2", "t3"]), run_id=_pick(["R", "old"]),
-    strategy=_pick(["reflexion", "reflexion-window"]), seed=_pick([0, 1]),
-    episode=st.integers(1, 5), scope=_pick(["task", "global"]), stream=st.booleans(),
-)  # fmt: skip
+    env=_pick(["quad", "gsm8k"]),
+    task_id=_pick(["t1", "t2", "t3"]),
+    run_id=_pick(["R", "old"]),
+    strategy=_pick(["reflexion", "reflexion-window"]),
+    seed=_pick([0, 1]),
+    episode=st.integers(1, 5),
+    scope=_pick(["task", "global"]),
+    stream=st.booleans(),
+)
 
 
 @settings(max_examples=30, deadline=None)

@@ -21,8 +21,12 @@ HEAVY = ("torch", "sentence_transformers", "chromadb", "transformers", "onnxrunt
 def run_python(code: str) -> str:
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

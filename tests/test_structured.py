@@ -50,9 +50,13 @@ def test_a_structured_run_asks_for_json_and_stores_the_rendered_lesson(tmp_path:
     reflection = {"diagnosis": "river is missing", "fix": "use the word river", "failing_test": ""}
     model = scripted(["apple", json.dumps(reflection), "apple river zebra"])
     config = RunConfig(
-        strategies=("reflexion",), episodes=2, tasks=1, reflection="structured",
-        out=str(tmp_path / "r"), embedder="hash-64",
-    )  # fmt: skip
+        strategies=("reflexion",),
+        episodes=2,
+        tasks=1,
+        reflection="structured",
+        out=str(tmp_path / "r"),
+        embedder="hash-64",
+    )
     [result] = run(config, env=KeywordEnv(), model=model)
     assert result.final_passed and result.attempts == 2
     asked = model.prompts[1][-1].text

@@ -45,9 +45,14 @@ def walkthrough(env: TextWorldEnv, task_id: str) -> list[str]:
 def play(env: TextWorldEnv, tmp_path: Path, replies: list[str], strategy: str, **kw: Any):
     model = scripted(replies)
     config = RunConfig(
-        env="textworld", strategies=(strategy,), out=str(tmp_path / "run"), tasks=1,
-        concurrency=1, embedder="hash-64", **kw,
-    )  # fmt: skip
+        env="textworld",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        tasks=1,
+        concurrency=1,
+        embedder="hash-64",
+        **kw,
+    )
     [result] = run(config, model=model, env=env)
     return result, model, RunFolder(tmp_path / "run").steps()
 
@@ -122,9 +127,12 @@ def test_the_small_model_plays_a_game(env: TextWorldEnv, tmp_path: Path) -> None
     from reflexion.models.registry import load_model
 
     config = RunConfig(
-        env="textworld", strategies=("single",), out=str(tmp_path / "run"), tasks=1,
+        env="textworld",
+        strategies=("single",),
+        out=str(tmp_path / "run"),
+        tasks=1,
         model="smollm2-135m",
-    )  # fmt: skip
+    )
     [result] = run(config, model=load_model("smollm2-135m", "none"), env=env)
     steps = RunFolder(tmp_path / "run").steps()
     [played] = [s for s in steps if s.kind == "generate"]

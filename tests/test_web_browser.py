@@ -22,8 +22,15 @@ from web_runs import HOSTILE, hostile_run
 CHROMIUM = os.environ.get("REFLEXION_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 # as root, and on a machine with no network: no sandbox, and none of Chromium's own calls home
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-         "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
 
 if not Path(CHROMIUM).is_file():
     pytest.skip(
