@@ -366,3 +366,55 @@ def test_memory_mode_copy_leaves_the_window_memory_alone_and_refuses_an_empty_st
     empty = [*learn, "--memory", str(tmp_path / "empty"), "--memory-mode", "copy"]
     assert main([*empty, "--out", str(tmp_path / "c")]) == 2
     assert "nothing to copy (no reflections in the store at" in capsys.readouterr().err
+
+
+def help_sections(argv: list[str], capsys) -> dict[str, list[str]]:
+    """`--help` of a command: heading -> the flags listed under it."""
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    sections: dict[str, list[str]] = {}
+    heading = ""
+    for line in capsys.readouterr().out.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            heading = line[:-1]
+            sections[heading] = []
+        elif line.startswith("  -") and heading:
+            sections[heading].append(line.split()[0].rstrip(","))
+    return sections
+
+
+def test_compare_help_lists_every_option_under_its_group(capsys) -> None:
+    import dataclasses
+
+    from reflexion.loop.config import GROUPS, RunConfig, flag_of
+
+    fields = [f for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
+    assert [f.name for f in fields if f.metadata["group"] not in GROUPS] == []
+    sections = help_sections(["compare"], capsys)
+    assert [h for h in sections if h in GROUPS] == list(GROUPS)  # in this order
+    assert sections["options"] == ["-h"]  # nothing left in the flat list
+    for f in fields:
+        assert flag_of(f) in sections[f.metadata["group"]], f.name
+    assert sections["what to run"][:2] == ["--env", "--strategies"]
+    assert "--no-progress" in sections["output"]
+    assert help_sections(["run"], capsys)["what to run"][:2] == ["--env", "--strategy"]
+
+
+def test_every_subcommand_ends_its_help_with_an_example_that_parses(capsys) -> None:
+    import shlex
+
+    from reflexion.cli.examples import EXAMPLES, subcommands
+    from reflexion.cli.main import build_parser
+
+    commands = dict(subcommands(build_parser()))
+    assert sorted(commands) == sorted(EXAMPLES)  # none without one, none for a lost command
+    assert {"run", "compare", "report", "diff", "memory why", "serve"} <= set(commands)
+    for words, example in EXAMPLES.items():
+        argv = shlex.split(example)[1:]
+        assert argv[: len(words.split())] == words.split(), words
+        build_parser().parse_args(argv)  # an example that no longer parses exits here
+        with pytest.raises(SystemExit):
+            main([*words.split(), "--help"])
+        assert capsys.readouterr().out.rstrip().endswith(f"example:\n  {example}"), words
+

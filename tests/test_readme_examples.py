@@ -1,4 +1,4 @@
-"""The README's worked examples, rerun: the numbers it quotes must be what the commands print."""
+"""The docs' worked examples, rerun: the numbers they quote must be what the commands print."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from reflexion.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+MEMORY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "memory.md"
 
 
 @pytest.mark.slow  # the real sentence-transformers embedder: its similarities are quoted
@@ -26,8 +26,8 @@ def test_the_memory_why_example(tmp_path: Path, capsys: pytest.CaptureFixture[st
     cut = re.findall(r"similarity (\S+)\s+q\d\s+ranked (\d)", printed)
     assert sorted(rank for _, rank in cut) == ["2", "3", "4"], printed
     assert "after -13.28: rose" in printed and "scored -2.125" in printed
-    text = " ".join(README.read_text(encoding="utf-8").split())
+    text = " ".join(MEMORY_PAGE.read_text(encoding="utf-8").split())
     quoted = f"(similarity {recalled[1]}, ranking score {recalled[2]})"
-    assert quoted in text, f"the README no longer quotes {quoted}"
+    assert quoted in text, f"docs/memory.md no longer quotes {quoted}"
     similarities = sorted((s for s, _ in cut), reverse=True)
     assert f"(similarities {similarities[0]}, {similarities[1]} and {similarities[2]})" in text

@@ -1,6 +1,7 @@
-"""The README's Python snippet and its How-to-extend recipes, run exactly as printed: each
-`<!-- recipe: NAME.py -->` block is saved as NAME.py, and each `<!-- recipe: run -->` block is
-run with bash in that folder, with the venv's `reflexion` and `python` first on the PATH."""
+"""The snippets of README.md and docs/*.md (the Python snippet, the How-to-extend recipes), run
+exactly as printed: each `<!-- recipe: NAME.py -->` block is saved as NAME.py, and each
+`<!-- recipe: run -->` block is run with bash in that folder, with the venv's `reflexion` and
+`python` first on the PATH."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"<!-- recipe: (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
 
 
 def recipes() -> list[tuple[str, str]]:
-    return BLOCK.findall(README.read_text(encoding="utf-8"))
+    """Every (name, text) recipe block of the README and docs/, in page order."""
+    return [found for page in PAGES for found in BLOCK.findall(page.read_text(encoding="utf-8"))]
 
 
 def commands() -> dict[str, str]:
@@ -48,10 +51,19 @@ def results(tmp_path: Path, out: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in lines]
 
 
-def test_the_readme_has_every_recipe() -> None:
+def test_the_pages_have_every_recipe() -> None:
     names = [n for n, _ in recipes()]
     assert {"api.py", "retry.py", "shout.py", "words.py"} <= set(names)
     assert set(commands()) == {"runs/hello", "runs/shout", "runs/retry", "runs/words"}
+    assert "api.py" in dict(BLOCK.findall(PAGES[0].read_text(encoding="utf-8")))  # the README's
+
+
+def test_recipe_names_are_unique() -> None:
+    """Every module is saved into one folder, so two recipes of one name would overwrite."""
+    modules = [n for n, _ in recipes() if n != "run"]
+    assert sorted(modules) == sorted(set(modules))
+    runs = [text for n, text in recipes() if n == "run"]
+    assert len(commands()) == len(runs)  # no two commands write the same run folder
 
 
 @pytest.mark.slow

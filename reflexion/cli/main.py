@@ -2,6 +2,7 @@
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
     reflexion report runs/quadratic-20261122-120000
+    reflexion diff runs/before runs/after
     reflexion memory list runs/quadratic-20261122-120000
     reflexion serve runs
 
@@ -23,6 +24,8 @@ from reflexion.core.version import VERSION
 
 
 def build_parser() -> Parser:
+    from reflexion.cli.diff import add_diff_parser
+    from reflexion.cli.examples import add_examples
     from reflexion.cli.memory import add_memory_parser
     from reflexion.cli.models import add_models_parser
     from reflexion.cli.run import add_run_parsers
@@ -32,9 +35,11 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_run_parsers(sub)
+    add_diff_parser(sub)
     add_memory_parser(sub)
     add_models_parser(sub)
     add_serve_parser(sub)
+    add_examples(parser)
     return parser
 
 
@@ -57,6 +62,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from reflexion.cli.run import cmd_report
 
         return cmd_report(args.run)
+    if args.command == "diff":
+        from reflexion.cli.diff import cmd_diff
+
+        return cmd_diff(args)
     if args.command == "models":
         from reflexion.cli.models import cmd_models
 

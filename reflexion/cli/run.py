@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reflexion.cli.common import EXIT_STOPPED, typed
 from reflexion.core.errors import UsageError
-from reflexion.loop.config import RunConfig, flag_of
+from reflexion.loop.config import GROUPS, OUTPUT, RUN, RunConfig, flag_of
 
 if TYPE_CHECKING:
     from reflexion.report.build import Report
@@ -26,31 +26,37 @@ def add_run_parsers(sub: Any) -> None:
 
     known = ", ".join(BUILTIN)
     run = sub.add_parser("run", help="run one strategy on an env's tasks")
-    run.add_argument("--strategy", required=True, help=f"{known}, or one --import registers")
-    add_config_options(run)
+    one = {"required": True, "help": f"{known}, or one --import registers"}
+    add_config_options(run, ("--strategy", one))
     compare = sub.add_parser(
         "compare",
         help="run several strategies on the same tasks, seeds and budget, and print a "
         "comparison table",
     )
-    compare.add_argument(
-        "--strategies",
-        default=",".join(DEFAULT),
-        help=f"comma-separated, of {known} (default: {', '.join(DEFAULT)}: the designs that "
+    several = {
+        "default": ",".join(DEFAULT),
+        "help": f"comma-separated, of {known} (default: {', '.join(DEFAULT)}: the designs that "
         "learn across tasks are asked for by name)",
-    )
-    add_config_options(compare)
-    compare.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    }
+    add_config_options(compare, ("--strategies", several))
     report = sub.add_parser(
         "report", help="rebuild a run folder's report (plots, report.md, report.html)"
     )
     report.add_argument("run", type=Path, help="a run folder with results.jsonl")
 
 
-def add_config_options(p: argparse.ArgumentParser) -> None:
-    """One option per RunConfig field that has one, with the field's help and default."""
-    p.add_argument(
+def add_config_options(p: argparse.ArgumentParser, strategies: tuple[str, dict[str, Any]]) -> None:
+    """One option per RunConfig field that has one, with the field's help and default, under
+    its group's heading (GROUPS, in order); `strategies` (the command's own option) follows
+    --env."""
+    groups = {name: p.add_argument_group(name) for name in GROUPS}
+    for f in dataclasses.fields(RunConfig):
+        if f.metadata["cli"]:
+            flag, kwargs = option_of(f)
+            groups[f.metadata["group"]].add_argument(flag, **kwargs)
+        if f.name == "env":
+            groups[RUN].add_argument(strategies[0], **strategies[1])
+    groups[RUN].add_argument(
         "--import",
         dest="imports",
         action="append",
@@ -59,24 +65,26 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
         help="import MODULE first (the working folder is searched too); it may register "
         "strategies, envs or memory backends (repeatable)",
     )
-    for f in dataclasses.fields(RunConfig):
-        meta = f.metadata
-        if not meta["cli"]:
-            continue
-        default = f.default_factory() if callable(f.default_factory) else f.default
-        shown = default not in (None, "", {}, ())
-        help_text = meta["help"] + (f" (default {default})" if shown else "")
-        kwargs: dict[str, Any] = {"dest": f.name, "default": default, "help": help_text}
-        if meta["parse"] is not None:
-            kwargs["type"] = typed(meta["parse"])
-        if meta["choices"] is not None:
-            kwargs["choices"] = meta["choices"]
-        if f.name == "env":
-            kwargs |= {"required": True, "default": None}
-        if isinstance(default, bool):  # a switch: on when given
-            kwargs = {"dest": f.name, "default": default, "help": meta["help"]}
-            kwargs["action"] = "store_true"
-        p.add_argument(flag_of(f), **kwargs)
+    groups[OUTPUT].add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def option_of(f: dataclasses.Field[Any]) -> tuple[str, dict[str, Any]]:
+    """A RunConfig field's flag and argparse keywords (help, default, type, choices)."""
+    meta = f.metadata
+    default = f.default_factory() if callable(f.default_factory) else f.default
+    shown = default not in (None, "", {}, ())
+    help_text = meta["help"] + (f" (default {default})" if shown else "")
+    kwargs: dict[str, Any] = {"dest": f.name, "default": default, "help": help_text}
+    if meta["parse"] is not None:
+        kwargs["type"] = typed(meta["parse"])
+    if meta["choices"] is not None:
+        kwargs["choices"] = meta["choices"]
+    if f.name == "env":
+        kwargs |= {"required": True, "default": None}
+    if isinstance(default, bool):  # a switch: on when given
+        kwargs = {"dest": f.name, "default": default, "help": meta["help"]}
+        kwargs["action"] = "store_true"
+    return flag_of(f), kwargs
 
 
 def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:

@@ -37,6 +37,11 @@ ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (te
 # that may revise itself in place (`proactive`: its drafts need room)
 ROLE_TOKENS |= {"distill": 512, "propose": 768}
 
+# The headings `--help` lists the options under, in this order (a setting's `group`).
+RUN, BUDGET, MEMORY, MODEL = "what to run", "budget and signal", "memory", "model"
+EXECUTION, OUTPUT = "execution", "output"
+GROUPS = (RUN, BUDGET, MEMORY, MODEL, EXECUTION, OUTPUT)
+
 
 @dataclass(frozen=True)
 class RunConfig(Record):
@@ -50,9 +55,12 @@ class RunConfig(Record):
         "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
         "python:MODULE:ATTR, or a name you registered",
         result=True,
+        group=RUN,
     )
-    strategies: tuple[str, ...] = setting((), help="strategy names", cli=False)
-    out: str | None = setting(help="run folder (default runs/ENV-TIME); an existing one is resumed")
+    strategies: tuple[str, ...] = setting((), help="strategy names", cli=False, group=RUN)
+    out: str | None = setting(
+        help="run folder (default runs/ENV-TIME); an existing one is resumed", group=OUTPUT
+    )
     episodes: int = setting(
         4,
         help="most candidates per task for every strategy",
@@ -60,9 +68,14 @@ class RunConfig(Record):
         result=True,
         limits=(1, 100),
         label="episodes (budget per task)",
+        group=BUDGET,
     )
     tasks: int | None = setting(
-        help="run only the first N tasks", parse=positive, result=True, limits=(1, 100_000)
+        help="run only the first N tasks",
+        parse=positive,
+        result=True,
+        limits=(1, 100_000),
+        group=RUN,
     )
     seeds: int = setting(
         1,
@@ -72,12 +85,14 @@ class RunConfig(Record):
         parse=positive,
         result=True,
         limits=(1, 1000),
+        group=RUN,
     )
     model: str | None = setting(
         help="a local model (qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b; smollm2-135m; "
         "a .gguf path), openai:NAME, openai-compatible:URL[#MODEL], or python:MODULE:ATTR; "
         "quadratic's scripted actor needs none",
         result=True,
+        group=MODEL,
     )
     speculative: str = setting(
         "none",
@@ -85,6 +100,7 @@ class RunConfig(Record):
         "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
         "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
         result=True,
+        group=MODEL,
     )
     task_tokens: int | None = setting(
         help="equal-token mode: no model call starts once a trial used N tokens (its first "
@@ -93,8 +109,11 @@ class RunConfig(Record):
         result=True,
         limits=(1, 10_000_000),
         label="tokens per task",
+        group=BUDGET,
     )
-    concurrency: int = setting(4, help="trials in flight", parse=positive, limits=(1, 256))
+    concurrency: int = setting(
+        4, help="trials in flight", parse=positive, limits=(1, 256), group=EXECUTION
+    )
     k: int = setting(
         3,
         help="reflections recalled per episode",
@@ -102,6 +121,7 @@ class RunConfig(Record):
         result=True,
         limits=(1, 100),
         label="recall k",
+        group=MEMORY,
     )
     scope: str = setting(
         "task",
@@ -109,6 +129,7 @@ class RunConfig(Record):
         choices=("task", "global"),
         result=True,
         label="recall scope",
+        group=MEMORY,
     )
     feedback: str = setting(
         "actionable",
@@ -117,6 +138,7 @@ class RunConfig(Record):
         "an error in your answer; check it and try again'), or none (only the score)",
         choices=FEEDBACK_MODES,
         result=True,
+        group=BUDGET,
     )
     signal: str = setting(
         "visible",
@@ -125,6 +147,7 @@ class RunConfig(Record):
         "from the prompt before the first attempt, as in Reflexion), or both",
         choices=("visible", "self-tests", "both"),
         result=True,
+        group=BUDGET,
     )
     reflection: str = setting(
         "free",
@@ -132,6 +155,7 @@ class RunConfig(Record):
         "of diagnosis, fix and failing test; the local model is held to its schema)",
         choices=("free", "structured"),
         result=True,
+        group=MODEL,
     )
     self_tests: int = setting(
         5,
@@ -140,6 +164,7 @@ class RunConfig(Record):
         result=True,
         limits=(1, 50),
         label="self-tests per task",
+        group=BUDGET,
     )
     order: str = setting(
         "parallel",
@@ -147,6 +172,7 @@ class RunConfig(Record):
         "--stream-seed), so with --scope global a task recalls the lessons of the tasks before it",
         choices=("parallel", "stream"),
         result=True,
+        group=RUN,
     )
     stream_seed: int | None = setting(
         help="with --order stream: shuffle the task order once with this seed, the same order "
@@ -156,6 +182,7 @@ class RunConfig(Record):
         result=True,
         limits=(0, 2**31 - 1),
         label="stream shuffle seed",
+        group=RUN,
     )
     dedup: float | None = setting(
         help="merge a new reflection into a stored one the trial could recall that is at least "
@@ -165,6 +192,7 @@ class RunConfig(Record):
         result=True,
         limits=(0.0, 1.0),
         label="merge lessons at similarity",
+        group=MEMORY,
     )
     memory_tokens: int = setting(
         800,
@@ -175,6 +203,7 @@ class RunConfig(Record):
         result=True,
         limits=(1, 100_000),
         label="memory tokens per prompt",
+        group=MEMORY,
     )
     frozen_memory: bool = setting(
         False,
@@ -182,17 +211,20 @@ class RunConfig(Record):
         "change nothing: a frozen-memory transfer",
         result=True,
         label="frozen memory",
+        group=MEMORY,
     )
     memory_backend: str = setting(
         "chroma",
         help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
         "ranked by similarity; window, the last k reflections of the task",
         result=True,
+        group=MEMORY,
     )
     memory: str | None = setting(
         help="a Chroma store folder to share across runs (default: OUT/memory)",
         parse=path_text,
         result=True,
+        group=MEMORY,
     )
     memory_mode: str = setting(
         "write",
@@ -201,9 +233,12 @@ class RunConfig(Record):
         "the store stays as it was)",
         choices=("write", "copy"),
         result=True,
+        group=MEMORY,
     )
     chroma_url: str | None = setting(
-        help="use a Chroma server (http://host:port) instead", result=True
+        help="use a Chroma server (http://host:port) instead",
+        result=True,
+        group=MEMORY,
     )
     rank: str = setting(
         "task=0.25,recency=0.2",
@@ -213,11 +248,13 @@ class RunConfig(Record):
         result=True,
         label="recall ranking",
         before="similarity",  # what recall did before the field existed
+        group=MEMORY,
     )
     embedder: str = setting(
         DEFAULT_EMBEDDER,
         help="embedding model of the memory (hash-N: a test-only hash embedder)",
         result=True,
+        group=MEMORY,
     )
     temperature: float = setting(
         0.8,
@@ -225,8 +262,11 @@ class RunConfig(Record):
         "decodes greedily",
         parse=float,
         result=True,
+        group=MODEL,
     )
-    seed: int = setting(0, help="sampling seed", parse=int, result=True, label="sampling seed")
+    seed: int = setting(
+        0, help="sampling seed", parse=int, result=True, label="sampling seed", group=MODEL
+    )
     max_tokens: dict[str, int] = setting(
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
         + ", ".join(f"{role} {limit}" for role, limit in ROLE_TOKENS.items())
@@ -234,37 +274,47 @@ class RunConfig(Record):
         parse=role_limits,
         result=True,
         factory=dict,
+        group=MODEL,
     )
     retries: int = setting(
         3,
         help="more tries of a model call that failed transiently (timeout, lost connection, "
         "HTTP 429 or 5xx), with exponential backoff from 0.5 s; then the attempt fails",
         parse=int,
+        group=EXECUTION,
     )
     call_timeout: float = setting(
         600.0,
         help="seconds one model call may take; a slower one counts as a transient failure",
         parse=float,
+        group=EXECUTION,
     )
     max_tokens_total: int | None = setting(
         help="stop once this invocation's model calls used N tokens: no new trial starts, "
         "trials in flight are cancelled, finished ones are kept; exit code 3, and the same "
         "command (a larger budget allowed) resumes the run",
         parse=int,
+        group=BUDGET,
     )
     timeout_s: float | None = setting(
         help="stop after this many seconds, as --max-tokens-total does (exit code 3)",
         parse=float,
         flag="--timeout",
+        group=BUDGET,
     )
     executor: str = setting(
         "local",
         help="where trials run: local (here) or ray (Ray tasks on a cluster: --env and --model "
         "by name, and a Chroma server, --chroma-url, for strategies that keep lessons)",
         choices=("local", "ray"),
+        group=EXECUTION,
     )
-    ray_address: str | None = setting(help="with --executor ray: the cluster (host:port)")
-    run_id: str = setting("", help="the run's id (given by the run folder)", cli=False)
+    ray_address: str | None = setting(
+        help="with --executor ray: the cluster (host:port)", group=EXECUTION
+    )
+    run_id: str = setting(
+        "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
+    )
 
     def validate(self) -> None:
         """Raise a one-line UsageError for a setting out of its range."""

@@ -86,12 +86,15 @@ def setting(
     cli: bool = True,
     factory: Callable[[], Any] | None = None,
     before: Any = dataclasses.MISSING,
+    group: str = "",
 ) -> Any:
     """A RunConfig field with what the CLI, the report and the resume check need to know.
     `before`: what a config.json written before the field existed meant, when that is not the
-    default (the default changed when the field came)."""
+    default (the default changed when the field came). `group`: the heading its option is
+    listed under in `--help` (one of reflexion.loop.config.GROUPS)."""
     metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
     metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
+    metadata["group"] = group
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)

@@ -1,0 +1,230 @@
+"""Two run folders on the same tasks, set side by side: each strategy of run A against the same
+strategy of run B, paired by task with the comparison's statistics (reflexion.report.paired:
+the difference in final success with its bootstrap interval, tasks won and lost, the exact
+McNemar p-value, tokens B/A), the tasks that changed, and what the runtime did for each role
+(model calls, output tokens, prompt tokens it processed, the share served from its cache).
+
+    >>> d = diff_runs("runs/before", "runs/after")   # doctest: +SKIP
+    >>> print(format_diff(d))                         # doctest: +SKIP
+    A = runs/before
+    B = runs/after
+    ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Record, Step, TaskResult
+from reflexion.report.folders import differing_settings, run_results, run_steps
+from reflexion.report.memory_use import is_call
+from reflexion.report.paired import Pair, pair, pair_rows
+from reflexion.report.summary import align
+
+CHANGED_SHOWN = 8  # task ids listed per strategy and direction; the rest are counted
+
+
+@dataclass(frozen=True)
+class Work(Record):
+    """What the runtime did for one strategy and role in one run: calls it answered (not the
+    run's cache), output tokens, prompt tokens, and those of them served from its prefix cache."""
+
+    strategy: str
+    role: str
+    calls: int = 0
+    output_tokens: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def processed(self) -> int:
+        """Prompt tokens the runtime computed (not served from its cache)."""
+        return self.prompt_tokens - self.cached_tokens
+
+
+@dataclass(frozen=True)
+class StrategyDiff(Record):
+    """One strategy, run B against run A: the paired statistics, the tasks B won and lost, and
+    each role's work in A and B."""
+
+    strategy: str
+    pair: Pair
+    pass_a: float
+    pass_b: float
+    won: tuple[str, ...]
+    lost: tuple[str, ...]
+    work: tuple[tuple[Work, Work], ...]  # (A, B) per role
+
+
+@dataclass(frozen=True)
+class RunsDiff(Record):
+    a: str
+    b: str
+    env: str
+    strategies: tuple[StrategyDiff, ...]
+    settings: tuple[str, ...]  # settings that change results on which the two runs differ
+    only: tuple[str, ...] = ()  # strategies only one of the runs holds
+
+
+def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
+    """Run B against run A, strategy by strategy, on the tasks both ran. UsageError (one line)
+    when either holds no finished trial, or when they ran different tasks.
+
+    >>> diff_runs("runs/before", "runs/after").strategies[0].pair.won  # doctest: +SKIP
+    3
+    """
+    results = [run_results(a), run_results(b)]
+    for folder, held in zip((a, b), results, strict=True):
+        if not held:
+            msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
+            raise UsageError(msg)
+    env = check_same_tasks(a, b, results[0], results[1])
+    names = [list(dict.fromkeys(r.strategy for r in rs)) for rs in results]
+    shared = [s for s in names[0] if s in names[1]]
+    only = tuple(s for s in [*names[0], *names[1]] if s not in shared)
+    steps = [run_steps(a), run_steps(b)]
+    return RunsDiff(
+        str(a),
+        str(b),
+        env,
+        tuple(strategy_diff(s, results, steps) for s in shared),
+        tuple(differing_settings(a, b)),
+        only,
+    )
+
+
+def check_same_tasks(
+    a: str | Path, b: str | Path, first: Sequence[TaskResult], second: Sequence[TaskResult]
+) -> str:
+    """The env both runs ran; UsageError when the envs differ or no task is in both."""
+    envs = sorted({r.env for r in first}), sorted({r.env for r in second})
+    if envs[0] != envs[1]:
+        msg = f"{a} ran {', '.join(envs[0])} and {b} ran {', '.join(envs[1])}: different tasks"
+        raise UsageError(msg)
+    if not {r.task_id for r in first} & {r.task_id for r in second}:
+        msg = f"{a} and {b} have no task in common: different tasks, nothing to pair"
+        raise UsageError(msg)
+    return ", ".join(envs[0])
+
+
+def strategy_diff(
+    strategy: str, results: Sequence[Sequence[TaskResult]], steps: Sequence[Sequence[Step]]
+) -> StrategyDiff:
+    """`strategy` of run B (as "B") against `strategy` of run A (as "A"), paired by task."""
+    sides = [
+        [dataclasses.replace(r, strategy=side) for r in rs if r.strategy == strategy]
+        for side, rs in zip("AB", results, strict=True)
+    ]
+    both = [*sides[0], *sides[1]]
+    p = pair(both, "A", "B")
+    verdicts = [_task_success(s) for s in sides]
+    tasks = sorted(set(verdicts[0]) & set(verdicts[1]))
+    work_a, work_b = (work_by_role(s, strategy) for s in steps)
+    roles = list(dict.fromkeys([*work_a, *work_b]))
+    return StrategyDiff(
+        strategy,
+        p,
+        sum(verdicts[0][t] for t in tasks) / len(tasks) if tasks else 0.0,
+        sum(verdicts[1][t] for t in tasks) / len(tasks) if tasks else 0.0,
+        tuple(t for t in tasks if verdicts[1][t] > verdicts[0][t]),
+        tuple(t for t in tasks if verdicts[1][t] < verdicts[0][t]),
+        tuple((work_a.get(r, Work(strategy, r)), work_b.get(r, Work(strategy, r))) for r in roles),
+    )
+
+
+def _task_success(results: Sequence[TaskResult]) -> dict[str, float]:
+    """task -> final success, the mean over its seeds (as the paired comparison takes it)."""
+    rows: dict[str, list[bool]] = {}
+    for r in results:
+        rows.setdefault(r.task_id, []).append(r.final_passed)
+    return {t: sum(v) / len(v) for t, v in rows.items()}
+
+
+def work_by_role(steps: Sequence[Step], strategy: str) -> dict[str, Work]:
+    """role -> the runtime's work for `strategy`'s calls of that role; calls the run's own
+    cache answered (data.reused) cost the runtime nothing and are left out.
+
+    >>> s = Step("s1", "r", "x", "t", 0, 1, "generate", input_tokens=100, output_tokens=20,
+    ...          data={"cached_tokens": 60})
+    >>> work_by_role([s], "x")["generate"].processed
+    40
+    """
+    sums: dict[str, list[int]] = {}
+    for s in steps:
+        if s.strategy == strategy and is_call(s) and not s.data.get("reused"):
+            row = sums.setdefault(s.kind, [0, 0, 0, 0])
+            row[0] += 1
+            row[1] += s.output_tokens
+            row[2] += s.input_tokens
+            row[3] += int(s.data.get("cached_tokens", 0))
+    return {role: Work(strategy, role, *row) for role, row in sums.items()}
+
+
+DIFF_COLUMNS: tuple[str, ...] = ("strategy", "tasks", "pass A", "pass B", "B - A [95% CI]")
+DIFF_COLUMNS += ("won", "lost", "tied", "McNemar p", "tokens B/A [95% CI]", "tasks to separate")
+WORK_COLUMNS: tuple[str, ...] = ("strategy", "role", "calls A", "calls B", "output tok A")
+WORK_COLUMNS += ("output tok B", "processed A", "processed B", "cached A", "cached B")
+
+
+def diff_rows(diffs: Sequence[StrategyDiff]) -> list[tuple[str, ...]]:
+    """The paired table's cells: the comparison's pair cells, each strategy's pass rates added."""
+    rows = []
+    for d, cells in zip(diffs, pair_rows([d.pair for d in diffs]), strict=True):
+        rows.append((d.strategy, cells[1], f"{d.pass_a:.1%}", f"{d.pass_b:.1%}", *cells[2:]))
+    return rows
+
+
+def work_rows(works: Sequence[tuple[Work, Work]]) -> list[tuple[str, ...]]:
+    """The work table's cells, one row per strategy and role: (A, B) of each.
+
+    >>> w = Work("x", "generate", 2, 40, 200, 150), Work("x", "generate", 2, 40, 200, 0)
+    >>> work_rows([w])[0][6:]
+    ('50', '200', '75.0%', '0.0%')
+    """
+
+    def share(w: Work) -> str:
+        return f"{w.cached_tokens / w.prompt_tokens:.1%}" if w.prompt_tokens else "n/a"
+
+    return [
+        (wa.strategy, wa.role, str(wa.calls), str(wb.calls), f"{wa.output_tokens:,}")
+        + (f"{wb.output_tokens:,}", f"{wa.processed:,}", f"{wb.processed:,}", share(wa), share(wb))
+        for wa, wb in works
+    ]
+
+
+def changed_line(d: StrategyDiff) -> str:
+    """The tasks B won and lost, the first few of each by id."""
+
+    def listed(tasks: Sequence[str]) -> str:
+        shown = ", ".join(tasks[:CHANGED_SHOWN])
+        more = len(tasks) - CHANGED_SHOWN
+        return (shown + (f" and {more} more" if more > 0 else "")) or "none"
+
+    return f"{d.strategy}: won {listed(d.won)}; lost {listed(d.lost)}"
+
+
+def format_diff(d: RunsDiff) -> str:
+    """The diff as plain text (see the module example)."""
+    differ = ", ".join(d.settings) if d.settings else "none"
+    parts = [f"A = {d.a}\nB = {d.b}\nenv {d.env}; settings that differ: {differ}"]
+    if d.only:
+        parts.append(f"in one run only (not compared): {', '.join(d.only)}")
+    if not d.strategies:
+        parts.append("no strategy ran in both: nothing to pair")
+        return "\n\n".join(parts)
+    parts.append(
+        "each strategy of B against the same strategy of A, paired by task:\n"
+        + align(DIFF_COLUMNS, diff_rows(d.strategies))
+    )
+    parts.append("tasks B won and lost:\n" + "\n".join(map(changed_line, d.strategies)))
+    if any(x.work for x in d.strategies):
+        parts.append(
+            "the runtime's work per role: model calls (the run's cache aside), output tokens, "
+            "prompt tokens processed, and the share of prompt tokens served from its cache:\n"
+            + align(WORK_COLUMNS, work_rows([w for x in d.strategies for w in x.work]), 2)
+        )
+    return "\n\n".join(parts)
