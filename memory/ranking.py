@@ -5,7 +5,7 @@ for the asking task's own lessons, plus a bonus for recent ones.
 
 where r is 1 for the newest of the candidates and falls evenly to 0 for the oldest. Similarity
 alone let other tasks' lessons crowd out a task's own in global scope, and missed the newest
-lesson even in task scope (the quadratic drill; see the README). Candidates are the `pool` most
+lesson even in task scope (the quadratic drill; see docs/results.md). Candidates are the `pool` most
 similar lessons the scope admits (at least k); the best k by score are returned, best first.
 
     >>> from reflexion.core.records import Recalled, Reflection

@@ -1,6 +1,6 @@
 """Running generated code: a locked-down child process (`Sandboxed`, `run_python`), and checks
 split over two such processes, one holding the code and one deciding the verdicts
-(`run_checks`). See the README's section on the sandbox for what it guarantees.
+(`run_checks`). See docs/sandbox-and-safety.md for what it guarantees.
 
     >>> run_checks("def inc(x):\n    return x + 1\n", [Check("inc(1)", "inc(1)", "2")]).passed
     1
