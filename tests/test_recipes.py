@@ -41,9 +41,13 @@ def run_recipe(out: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
             (tmp_path / name).write_text(text)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     return subprocess.run(
-        ["bash", "-c", commands()[out]], cwd=tmp_path, env=env, capture_output=True, text=True,
+        ["bash", "-c", commands()[out]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=600,
-    )  # fmt: skip
+    )
 
 
 def results(tmp_path: Path, out: str) -> list[dict[str, object]]:
