@@ -6,10 +6,17 @@ commands take filters and unique id prefixes."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 import reflexion
+from reflexion.cli import main
+from reflexion.core.records import Reflection
 
 
 def test_dir_shows_the_public_api_and_no_helpers() -> None:
@@ -24,3 +31,79 @@ def test_star_import_gives_the_api_and_nothing_private() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     names = set(ast.literal_eval(out.stdout))
     assert names == set(reflexion.__all__)
+
+
+# --- `memory` commands: filters on list, and ids shortened to a unique prefix
+
+
+def lesson(rid: str, strategy: str, task: str, text: str = "Check the sign.") -> dict[str, Any]:
+    return Reflection(rid, text, "run1", strategy, "quadratic", task, 0, 1, -2.0, 1e9).to_dict()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A Chroma store holding lessons with chosen ids: abc1 and abc2 share a prefix."""
+    rows = [
+        lesson("abc1aaaa", "reflexion", "q0"),
+        lesson("abc2bbbb", "reflexion", "q1"),
+        lesson("def3cccc", "reflexion", "q1", "Step half as far."),
+        lesson("0ff4dddd", "reflexion-window", "q1"),
+    ]
+    export = tmp_path / "lessons.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = tmp_path / "store"
+    assert main(["memory", "import", str(path), str(export), "--embedder", "hash-64"]) == 0
+    return path
+
+
+def said(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> str:
+    capsys.readouterr()
+    assert main(argv) == code
+    out, err = capsys.readouterr()
+    return out if code == 0 else err
+
+
+def test_memory_list_filters_by_task_strategy_and_limit(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["memory", "list", str(store)]
+    out = said([*argv, "--task", "q1", "--strategy", "reflexion"], capsys)
+    assert out.splitlines()[0].startswith("2 reflections in ")
+    assert {line.split()[0] for line in out.splitlines()[1:]} == {"abc2bbbb", "def3cccc"}
+    out = said([*argv, "--task", "quadratic/q1", "--limit", "1"], capsys)
+    head, *rows = out.splitlines()
+    assert head.startswith("3 reflections in ") and head.endswith("(the first 1: --limit 1)")
+    assert len(rows) == 1
+    err = said([*argv, "--strategy", "reflexon"], capsys, code=2)
+    assert err.count("\n") == 1 and "no lessons of strategy 'reflexon'" in err
+    assert "closest: reflexion" in err
+    assert "no task 'q7'" in said([*argv, "--task", "q7"], capsys, code=2)
+
+
+def test_a_unique_prefix_names_a_lesson_in_every_memory_command(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(store)
+    assert said(["memory", "show", path, "def"], capsys).startswith("id: def3cccc\n")
+    assert said(["memory", "edit", path, "def3", "--text", "Step less."], capsys) == (
+        "edited def3cccc\n"
+    )
+    assert "def3cccc: 2 changes; now: Step less." in said(["memory", "history", path, "de"], capsys)
+    assert said(["memory", "revert", path, "d"], capsys) == "reverted def3cccc: Step half as far.\n"
+    assert said(["memory", "forget", path, "0f"], capsys) == "forgot 1 reflection\n"
+    # forgotten, it is listed no more: its history is reached by the whole id
+    assert "2 changes; now: (not stored)" in said(["memory", "history", path, "0ff4dddd"], capsys)
+    assert "no reflection with id '0f'" in said(["memory", "history", path, "0f"], capsys, code=2)
+
+
+def test_an_ambiguous_prefix_is_one_line_naming_the_matches_and_changes_nothing(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for verb in (["show"], ["forget"], ["edit", "--text", "x"], ["history"], ["revert"]):
+        err = said(["memory", verb[0], str(store), "abc", *verb[1:]], capsys, code=2)
+        assert err == (
+            f"reflexion: error: id 'abc' is ambiguous in {store}: 2 lessons start with it "
+            "(abc1aaaa, abc2bbbb)\n"
+        )
+    rows = said(["memory", "list", str(store)], capsys).splitlines()[1:]
+    assert len(rows) == 4 and all("Check the sign." in r for r in rows if "abc" in r)

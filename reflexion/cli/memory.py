@@ -1,7 +1,7 @@
 """`reflexion memory list|show|search|export`: what the agent wrote to memory, and why.
 
-    reflexion memory list runs/quadratic-20261122-120000
-    reflexion memory show runs/quadratic-20261122-120000 3f9a0c1d2e4b5a69
+    reflexion memory list runs/quadratic-20261122-120000 --strategy reflexion --task q2 --limit 5
+    reflexion memory show runs/quadratic-20261122-120000 3f9a        # a unique prefix of an id
     reflexion memory search runs/quadratic-20261122-120000 "gradient step"
     reflexion memory export runs/quadratic-20261122-120000 --format md --output lessons.md
 
@@ -12,6 +12,7 @@ is reached through the curation contract (reflexion.curate), whichever backend m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,11 @@ from reflexion.curate.lessons import (
     Recall,
     credits_in,
     holder,
+    pick_task,
     recalls_of,
     search_sources,
     task_label,
+    unknown,
     utc,
 )
 from reflexion.curate.stores import opened, settings_for
@@ -48,7 +51,7 @@ def add_memory_parser(sub: Any) -> None:
         p = verbs.add_parser(verb, help=help_text)
         p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
         if verb == "show":
-            p.add_argument("id", help="reflection id (from `memory list`)")
+            p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
         if verb == "search":
             p.add_argument("text", help="query text")
             p.add_argument("--k", type=typed(positive), default=5, help="hits to print (default 5)")
@@ -57,6 +60,12 @@ def add_memory_parser(sub: Any) -> None:
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
         if verb in ("list", "export"):
             p.add_argument("--kind", choices=KINDS, help="only lessons of this kind")
+        if verb == "list":
+            p.add_argument("--task", help="only this task's lessons (q2, or quadratic/q2)")
+            p.add_argument("--strategy", help="only lessons this strategy wrote")
+            p.add_argument(
+                "--limit", type=typed(positive), help="print at most N lessons per store"
+            )
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
     add_edit_verbs(verbs)
     add_audit_verbs(verbs)
@@ -70,11 +79,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
         return cmd_memory_edit(args)
     with opened(args.path, args.chroma_url) as stores:
         if args.verb == "list":
-            for store in stores:
-                lessons, credit = store.lessons(Chosen(kind=args.kind)), credits_in(store)
-                print(f"{len(lessons)} reflections in {store.label}")
-                for r in lessons:
-                    print(_line(r, credit.get(r.id)))
+            _list(args, stores)
         elif args.verb == "show":
             _show(args, stores)
         elif args.verb == "why":
@@ -89,6 +94,28 @@ def cmd_memory(args: argparse.Namespace) -> int:
                 [r for store in stores for r in store.lessons(chosen)], args.format, args.output
             )
     return 0
+
+
+def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
+    """Each store's lessons that pass the filters; --limit cuts each store's list, and says
+    how many it left out."""
+    chosen = Chosen(kind=args.kind, strategy=args.strategy)
+    if args.task:
+        tasks = [(r.env, r.task_id) for store in stores for r in store.lessons()]
+        env, task = pick_task(args.task, tasks, args.path)
+        chosen = dataclasses.replace(chosen, env=env, task=task)
+    if args.strategy:
+        known = [r.strategy for store in stores for r in store.lessons()]
+        if args.strategy not in known:
+            what = "lessons of strategy"
+            raise unknown(what, args.strategy, known, args.path)
+    for store in stores:
+        lessons, credit = store.lessons(chosen), credits_in(store)
+        shown = lessons[: args.limit]
+        more = f" (the first {len(shown)}: --limit {args.limit})" * (len(shown) < len(lessons))
+        print(f"{len(lessons)} reflections in {store.label}{more}")
+        for r in shown:
+            print(_line(r, credit.get(r.id)))
 
 
 def _show(args: argparse.Namespace, stores: list[Curated]) -> None:

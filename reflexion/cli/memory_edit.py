@@ -48,7 +48,7 @@ def add_edit_verbs(verbs: Any) -> None:
         p = verbs.add_parser(verb, help=helps[verb])
         p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
         if verb == "forget":
-            p.add_argument("ids", nargs="*", help="reflection ids")
+            p.add_argument("ids", nargs="*", help="reflection ids (or unique prefixes)")
             p.add_argument("--task", help="every reflection of this task")
             p.add_argument("--run", help="every reflection of this run id")
             p.add_argument("--before", help="every reflection made before this date (YYYY-MM-DD)")
@@ -57,7 +57,7 @@ def add_edit_verbs(verbs: Any) -> None:
             p.add_argument("file", type=Path, help="a JSONL file from `memory export`")
             p.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="for a new store")
         else:
-            p.add_argument("id", help="reflection id (from `memory list`)")
+            p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
         if verb == "edit":
             p.add_argument("--text", required=True, help="the new text")
         if verb != "history":
@@ -78,40 +78,45 @@ def cmd_memory_edit(args: argparse.Namespace) -> int:
         if args.verb == "forget":
             _forget(stores, args)
         elif args.verb == "edit":
-            store, _ = holder(stores, args.id, args.path)
+            store, found = holder(stores, args.id, args.path)
             require(store, EDIT)
-            store.edit(args.id, args.text, args.why)
-            print(f"edited {args.id}")
+            store.edit(found.id, args.text, args.why)
+            print(f"edited {found.id}")
         elif args.verb == "history":
-            _history(_changed(stores, args.id, args.path, HISTORY), args.id)
+            _history(*_changed(stores, args.id, args.path, HISTORY))
         else:
-            now = _changed(stores, args.id, args.path, REVERT).revert(args.id, args.why)
-            print(f"reverted {args.id}: " + ("not stored now" if now is None else now.text))
+            store, rid = _changed(stores, args.id, args.path, REVERT)
+            now = store.revert(rid, args.why)
+            print(f"reverted {rid}: " + ("not stored now" if now is None else now.text))
     return 0
 
 
-def _changed(stores: list[Curated], rid: str, where: Path, verb: str) -> Curated:
-    """The store that holds `rid` or kept it in its history, able to do `verb`."""
+def _changed(stores: list[Curated], rid: str, where: Path, verb: str) -> tuple[Curated, str]:
+    """The store that holds `rid` or kept it in its history, able to do `verb`, and the full
+    id. A forgotten lesson is named by its whole id: only the lessons held now are listed, so
+    only theirs can be shortened."""
     store = with_history(stores, rid)
     if store is None:
-        holder(stores, rid, where)  # raises: no such id, and the closest ones
-        raise AssertionError
+        rid = holder(stores, rid, where)[1].id  # a unique prefix; else raises, naming ids
+        store = with_history(stores, rid)
+    if store is None:  # holder found it in one of these stores
+        raise AssertionError(rid)
     require(store, verb)
-    return store
+    return store, rid
 
 
 def _forget(stores: list[Curated], args: argparse.Namespace) -> None:
     if not (args.ids or args.task or args.run or args.before):
         msg = "memory forget needs reflection ids, or --task, --run or --before"
         raise UsageError(msg)
-    for rid in args.ids:
-        holder(stores, rid, args.path)  # an id matching nothing: an error, before any change
+    # an id (or prefix) matching no lesson, or several: an error, before any change
+    ids = tuple(holder(stores, rid, args.path)[1].id for rid in args.ids)
     env, task = None, None
     if args.task:
         tasks = [(r.env, r.task_id) for store in stores for r in store.lessons()]
         env, task = pick_task(args.task, tasks, args.path)
     before = _timestamp(args.before) if args.before else None
-    chosen = Chosen(tuple(args.ids), task, env, run=args.run, before=before)
+    chosen = Chosen(ids, task, env, run=args.run, before=before)
     found = [(store, store.lessons(chosen)) for store in stores]
     for store, lessons in found:
         if lessons:

@@ -24,6 +24,7 @@ from reflexion.core.records import Recalled, Reflection, Step
 from reflexion.loop.runfolder import RunFolder
 
 Recall = tuple[Step, float | None, float | None, str]  # the step, similarity, next score, source
+SHOWN = 8  # ids named in full when a prefix is ambiguous
 
 
 def task_label(env: str, task_id: str) -> str:
@@ -51,14 +52,49 @@ def unknown(what: str, given: str, known: Sequence[str], where: object) -> Usage
 
 
 def holder(stores: Sequence[Curated], rid: str, where: object) -> tuple[Curated, Reflection]:
-    """The store that holds lesson `rid` now, and the lesson; a UsageError when none does."""
+    """The store that holds lesson `rid` (its id, or a prefix of one id alone) now, and the
+    lesson; a UsageError when it names none, or several (see `full_id`)."""
+    held = _held(stores, rid) or _held(stores, full_id(stores, rid, where))
+    if held is None:  # full_id found the id among these stores' lessons
+        raise AssertionError(rid)
+    return held
+
+
+def _held(stores: Sequence[Curated], rid: str) -> tuple[Curated, Reflection] | None:
     for store in stores:
         found = store.get(rid)
         if found is not None:
             return store, found
-    every = [r.id for store in stores for r in store.lessons()]
-    what = "reflection with id"
-    raise unknown(what, rid, every, where)
+    return None
+
+
+def full_id(stores: Sequence[Curated], given: str, where: object) -> str:
+    """The id of the one lesson whose id starts with `given`; a UsageError naming the matches
+    when several do, or the closest ids when none does.
+
+    >>> class Store:  # a stand-in: full_id reads only `lessons()`
+    ...     def lessons(self):
+    ...         return [Reflection(i, "x", "run", "reflexion", "e", "t", 0, 1, 0.0, 0.0)
+    ...                 for i in ("3f9a01", "3f9a77", "c0ffee")]
+    >>> full_id([Store()], "c0", "x")
+    'c0ffee'
+    >>> try:
+    ...     full_id([Store()], "3f9a", "x")
+    ... except UsageError as exc:
+    ...     print(exc)
+    id '3f9a' is ambiguous in x: 2 lessons start with it (3f9a01, 3f9a77)
+    """
+    every = sorted({r.id for store in stores for r in store.lessons()})
+    matches = [rid for rid in every if rid.startswith(given)] if given else []
+    if given in matches or len(matches) == 1:
+        return given if given in matches else matches[0]
+    if not matches:
+        what = "reflection with id"
+        raise unknown(what, given, every, where)
+    more = len(matches) - SHOWN
+    shown = ", ".join(matches[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+    msg = f"id {given!r} is ambiguous in {where}: {len(matches)} lessons start with it ({shown})"
+    raise UsageError(msg)
 
 
 def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
