@@ -107,3 +107,46 @@ def test_an_ambiguous_prefix_is_one_line_naming_the_matches_and_changes_nothing(
         )
     rows = said(["memory", "list", str(store)], capsys).splitlines()[1:]
     assert len(rows) == 4 and all("Check the sign." in r for r in rows if "abc" in r)
+
+
+# --- config.json records the package version; a resume refuses what this version cannot honour
+
+QUICK = ["run", "--env", "quadratic", "--strategy", "single", "--tasks", "2", "--no-progress"]
+
+
+def rewrite_config(folder: Path, **changes: Any) -> None:
+    path = folder / "config.json"
+    saved = json.loads(path.read_text())
+    saved.update(changes)
+    saved = {k: v for k, v in saved.items() if v is not None}
+    path.write_text(json.dumps(saved))
+
+
+def test_config_json_records_the_version_and_a_newer_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main([*QUICK, "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["version"] == reflexion.__version__
+    rewrite_config(out, version="99.0.0")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    err = said([*QUICK, "--out", str(out)], capsys, code=2)
+    assert err == (
+        f"reflexion: error: {out} was written by reflexion 99.0.0, newer than this one "
+        f"({reflexion.__version__}): resume it with that version, or use another --out folder\n"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
+
+
+def test_a_config_key_this_version_does_not_know_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main([*QUICK, "--out", str(out)]) == 0
+    rewrite_config(out, warp_factor=9)
+    err = said([*QUICK, "--out", str(out)], capsys, code=2)
+    assert err.count("\n") == 1 and "'warp_factor'" in err
+    assert f"reflexion {reflexion.__version__} does not know" in err
+    rewrite_config(out, warp_factor=None, version=None)  # as a folder from before versions
+    assert main([*QUICK, "--out", str(out)]) == 0  # resumes, and now says who wrote it last
+    assert json.loads((out / "config.json").read_text())["version"] == reflexion.__version__

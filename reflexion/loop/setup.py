@@ -35,7 +35,8 @@ from reflexion.core.protocols import (
     SelfTestingEnv,
 )
 from reflexion.core.records import Task
-from reflexion.loop.config import RESULT_FIELDS, RunConfig, default_of
+from reflexion.core.version import VERSION, newer
+from reflexion.loop.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
 from reflexion.loop.runfolder import RunFolder
 from reflexion.strategies import RUN_MEMORY, Strategy, parse_strategies
 
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from reflexion.loop.actor import ChatActor
 
 ActorFor = Callable[[int], Actor]  # seed -> the actor of that seed's trials
+
+# What config.json holds beside RunConfig's fields: when the folder was made and by which
+# version, what held the generated code, the task order of --order stream, the one-time loads.
+SAVED_KEYS = frozenset({"created", "version", "sandbox", "stream_order", "loads"})
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,8 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
     old = folder.load_config()
     if old is None:
         config = dataclasses.replace(config, run_id=config.run_id or uuid.uuid4().hex[:12])
-        return config, config.to_dict() | {"created": time.time()}
+        return config, config.to_dict() | {"created": time.time(), "version": VERSION}
+    check_version(folder, old)
     for name in RESULT_FIELDS:
         mine, theirs = getattr(config, name), old.get(name, default_of(name))
         # the same weights, however written, are the same ranking
@@ -190,7 +196,35 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
             )
             raise UsageError(msg)
     strategies = list(dict.fromkeys([*old["strategies"], *config.strategies]))
-    return dataclasses.replace(config, run_id=old["run_id"]), old | {"strategies": strategies}
+    saved = old | {"strategies": strategies, "version": VERSION}  # its records are ours now too
+    return dataclasses.replace(config, run_id=old["run_id"]), saved
+
+
+def check_version(folder: RunFolder, old: dict[str, Any]) -> None:
+    """Refuse a folder written by a newer version, or one whose config.json has a key this
+    version does not know: a setting it cannot honour, so a resume would mix two runs.
+
+    >>> check_version(RunFolder(Path("runs/x")), {"version": "9.0"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    reflexion.core.errors.UsageError: runs/x was written by reflexion 9.0, newer than this one ...
+    """
+    written = str(old.get("version", ""))
+    if newer(written):
+        msg = (
+            f"{folder.path} was written by reflexion {written}, newer than this one ({VERSION}): "
+            "resume it with that version, or use another --out folder"
+        )
+        raise UsageError(msg)
+    unknown = sorted(set(old) - set(FIELDS) - SAVED_KEYS)
+    if unknown:
+        by = f"reflexion {written}" if written else "a version that did not record itself"
+        msg = (
+            f"{folder.config_path} has a key reflexion {VERSION} does not know: {unknown[0]!r} "
+            f"(written by {by}); resume it with the version that wrote it, or use another "
+            "--out folder"
+        )
+        raise UsageError(msg)
 
 
 def _ranking_or_text(value: Any) -> Any:
@@ -277,7 +311,9 @@ def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | No
     """One store per backend, shared by the strategies that use it."""
     c = plan.config
     ranking = parse_ranking(c.rank)
-    settings = StoreSettings(plan.folder.path, c.memory, c.chroma_url, c.embedder, ranking)
+    settings = StoreSettings(
+        plan.folder.path, c.memory, c.chroma_url, c.embedder, ranking, c.collection
+    )
     opened: dict[str, Memory] = {}
     try:
         for strategy, name in backends.items():
