@@ -6,9 +6,26 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
-from reflexion.cli import main
+from reflexion import ReflexionError
+from reflexion.report import diff_runs, format_diff
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("a", type=Path, metavar="RUN_A")
+    parser.add_argument("b", type=Path, metavar="RUN_B")
+    args = parser.parse_args()
+    try:
+        print(format_diff(diff_runs(args.a, args.b)))
+    except ReflexionError as exc:
+        print(f"compare_runs: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
 
 if __name__ == "__main__":
-    sys.exit(main(["diff", *sys.argv[1:]]))
+    sys.exit(main())
