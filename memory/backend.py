@@ -16,6 +16,7 @@ behind, and how to open that store for a person to curate (`reflexion memory`, t
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from reflexion.core.errors import StoreError
 from reflexion.core.protocols import Closable, Memory
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+DEFAULT_COLLECTION = "reflections"  # where a Chroma store keeps a run's lessons (--collection)
 # how a person opens a store: to read it, to change it (held against other writers), or to
 # change it or make it when there is none (`memory import` into a new folder)
 Access = Literal["read", "write", "create"]
@@ -43,6 +45,23 @@ class StoreSettings:
     chroma_url: str | None = None  # a Chroma server instead of a folder
     embedder: str = DEFAULT_EMBEDDER
     ranking: Ranking = Ranking()  # how a vector store ranks what a scope admits
+    collection: str = DEFAULT_COLLECTION  # the lessons' collection in a Chroma store
+
+
+def collection_name(text: str) -> str:
+    """A Chroma collection name as Chroma accepts it (a ValueError saying what is expected):
+    3-512 characters of letters, digits, '.', '_' and '-', a letter or digit at each end.
+
+    >>> collection_name("team-a.lessons")
+    'team-a.lessons'
+    """
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", text) or ".." in text:
+        msg = (
+            f"expected a collection name of 3-512 letters, digits, '.', '_' or '-', starting "
+            f"and ending with a letter or digit, got {text!r}"
+        )
+        raise ValueError(msg)
+    return text
 
 
 def _nothing(settings: StoreSettings) -> Memory | None:

@@ -397,7 +397,7 @@ def test_compare_help_lists_every_option_under_its_group(capsys) -> None:
     for f in fields:
         assert flag_of(f) in sections[f.metadata["group"]], f.name
     assert sections["what to run"][:2] == ["--env", "--strategies"]
-    assert "--no-progress" in sections["output"]
+    assert "--collection" in sections["memory"] and "--no-progress" in sections["output"]
     assert help_sections(["run"], capsys)["what to run"][:2] == ["--env", "--strategy"]
 
 
@@ -418,3 +418,10 @@ def test_every_subcommand_ends_its_help_with_an_example_that_parses(capsys) -> N
             main([*words.split(), "--help"])
         assert capsys.readouterr().out.rstrip().endswith(f"example:\n  {example}"), words
 
+
+def test_a_collection_name_chroma_would_refuse_is_one_line(tmp_path: Path, capsys) -> None:
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion", "--collection", "a b"]
+    assert exit_code([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--collection: expected a collection name" in err and "'a b'" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

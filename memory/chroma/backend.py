@@ -30,7 +30,11 @@ def store_path(settings: StoreSettings) -> Path | None:
 def open_store(settings: StoreSettings) -> ChromaMemory:
     embedder = embedder_for(settings.embedder)
     memory = ChromaMemory(
-        store_path(settings), url=settings.chroma_url, embedder=embedder, ranking=settings.ranking
+        store_path(settings),
+        url=settings.chroma_url,
+        embedder=embedder,
+        collection=settings.collection,
+        ranking=settings.ranking,
     )
     embedder.embed(["warm-up"])  # load the model now, not inside the first trial's timing
     return memory
@@ -41,7 +45,7 @@ def find_store(settings: StoreSettings) -> ChromaMemory | None:
     path = store_path(settings)
     if path is not None and not (path / SQLITE_FILE).exists():
         return None
-    return ChromaMemory.open(path, url=settings.chroma_url)
+    return ChromaMemory.open(path, url=settings.chroma_url, collection=settings.collection)
 
 
 def where(settings: StoreSettings) -> str:
@@ -61,9 +65,12 @@ def curate(settings: StoreSettings, access: Access) -> Iterator[Curated | None]:
     lock = StoreLock(path) if path is not None and access != "read" else None
     try:
         if exists:
-            memory = ChromaMemory.open(path, url=settings.chroma_url)
+            memory = ChromaMemory.open(
+                path, url=settings.chroma_url, collection=settings.collection
+            )
         else:
-            memory = ChromaMemory(path, embedder=embedder_for(settings.embedder))
+            embedder = embedder_for(settings.embedder)
+            memory = ChromaMemory(path, embedder=embedder, collection=settings.collection)
         with ChromaCuration(memory, settings.ranking) as store:
             yield store
     finally:

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
-from memory.backend import DEFAULT_EMBEDDER, Access, StoreSettings
+from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, Access, StoreSettings
 from memory.ranking import parse_ranking
 from memory.registry import BACKENDS, DEFAULT_BACKEND, get_backend
 from reflexion.core.curation import Curated
@@ -47,16 +47,18 @@ def settings_for(path: Path, url: str | None, create: bool = False) -> StoreSett
     config = RunFolder(path).load_config() if path.is_dir() else None
     embedder = str((config or {}).get("embedder") or DEFAULT_EMBEDDER)  # for the window's search
     ranking = parse_ranking(str((config or {}).get("rank") or "similarity"))  # for `memory why`
+    collection = str((config or {}).get("collection") or DEFAULT_COLLECTION)  # --collection
     if url:
-        return StoreSettings(path, chroma_url=url, embedder=embedder, ranking=ranking)
+        return StoreSettings(path, None, url, embedder, ranking, collection)
     if not path.exists() and not create:
         msg = f"{path} does not exist"
         raise UsageError(msg)
     if config is None:
         return StoreSettings(path, memory=str(path), embedder=embedder)
     if config.get("memory_mode") == "copy":  # the run's lessons are in its own copy
-        return StoreSettings(path, embedder=embedder, ranking=ranking)
-    return StoreSettings(path, config.get("memory"), config.get("chroma_url"), embedder, ranking)
+        return StoreSettings(path, embedder=embedder, ranking=ranking, collection=collection)
+    memory, chroma_url = config.get("memory"), config.get("chroma_url")
+    return StoreSettings(path, memory, chroma_url, embedder, ranking, collection)
 
 
 def run_chroma_url(path: Path) -> str | None:

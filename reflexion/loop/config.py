@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from memory.backend import DEFAULT_EMBEDDER
+from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
 from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
@@ -237,6 +237,15 @@ class RunConfig(Record):
     )
     chroma_url: str | None = setting(
         help="use a Chroma server (http://host:port) instead",
+        result=True,
+        group=MEMORY,
+    )
+    collection: str = setting(
+        DEFAULT_COLLECTION,
+        help="the Chroma collection the run's lessons go to and are recalled from: runs that "
+        "share a store (--memory DIR, --chroma-url) keep their lessons apart under names of "
+        "their own; 3-512 characters of letters, digits, '.', '_' and '-'",
+        parse=collection_name,
         result=True,
         group=MEMORY,
     )
