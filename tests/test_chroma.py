@@ -4,6 +4,7 @@ threads, a `chroma run` server, and the real sentence-transformers embedder (slo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -223,3 +224,49 @@ def test_sentence_transformer_ranks_by_meaning(tmp_path: Path) -> None:
     assert len(vector) == 384
     assert sum(x * x for x in vector) == pytest.approx(1.0, abs=1e-4)
     assert ChromaMemory.open(tmp_path).embedder.name == "all-MiniLM-L6-v2"
+
+
+# -- --collection: runs sharing a store keep their lessons apart ---------------------------------
+
+
+def test_runs_sharing_a_server_keep_their_lessons_apart_by_collection(
+    chroma_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reflexion.cli import main
+    from reflexion.loop.runfolder import RunFolder
+
+    argv = ["compare", "--env", "quadratic", "--strategies", "reflexion", "--episodes", "3"]
+    argv += ["--tasks", "2", "--chroma-url", chroma_server, "--embedder", "hash-64"]
+    argv += ["--no-progress"]
+    folders = {name: tmp_path / name for name in ("first", "apart", "beside")}
+    printed = {}
+    for name, extra in [("first", []), ("apart", ["--collection", "apart-1"]), ("beside", [])]:
+        assert main([*argv, "--out", str(folders[name]), *extra]) == 0
+        printed[name] = capsys.readouterr().out
+    sources = {
+        name: [
+            h["source"] for s in RunFolder(f).steps() if s.kind == "recall" for h in s.data["hits"]
+        ]
+        for name, f in folders.items()
+    }
+    # a run in a collection of its own recalls only its own lessons, and says so
+    assert sources["apart"] and not any(s.endswith("another run") for s in sources["apart"])
+    apart = re.search(
+        r"\nreflexion\s+(\d+)\s+(\d+)\s+(\d+) \(100\.0%\)\s+0 \(0\.0%\)\s+0 \(0\.0%\)\n",
+        printed["apart"],
+    )
+    assert apart and int(apart[2]) == len(sources["apart"]) == int(apart[3])
+    assert "written by another run" not in printed["apart"]
+    # beside the first run, in the same (default) collection: its lessons are recalled, and the
+    # summary says how many came from another run
+    borrowed = sum(s.endswith("another run") for s in sources["beside"])
+    assert borrowed > 0
+    assert re.search(rf"reflexion\s+\d+\s+\d+\s+.*\s{borrowed} \(\d+\.\d%\)\n", printed["beside"])
+    assert f"reflexion recalled {borrowed} lessons written by another run" in printed["beside"]
+    assert "--collection NAME keeps a run's lessons apart" in printed["beside"]
+    # the memory commands read each run's lessons from its own collection: the run apart's
+    # alone, and in the shared one, the first run's too
+    kept = {n: sum(s.kind == "remember" for s in RunFolder(f).steps()) for n, f in folders.items()}
+    for name, held in [("apart", kept["apart"]), ("beside", kept["first"] + kept["beside"])]:
+        assert main(["memory", "list", str(folders[name])]) == 0
+        assert capsys.readouterr().out.startswith(f"{held} reflections in {chroma_server}")

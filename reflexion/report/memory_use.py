@@ -62,19 +62,34 @@ class Writes(Record):
 
 
 @dataclass(frozen=True)
+class Recalls(Record):
+    """The lessons one strategy's episodes recalled, by where each came from (the trace's
+    data.hits[].source): the asking task's own in this run, another task's in this run, or
+    another run's (a store shared with it: --memory DIR, --chroma-url)."""
+
+    strategy: str
+    recalls: int  # recall steps: an episode asking its memory
+    lessons: int  # lessons those returned, in all (a trace without sources counts here only)
+    this_task: int
+    other_tasks: int
+    other_runs: int
+
+
+@dataclass(frozen=True)
 class MemoryUse(Record):
     roles: tuple[RoleUse, ...] = ()  # empty when no prompt held memory or a cached prefix
     refining: tuple[Refining, ...] = ()
     writes: tuple[Writes, ...] = ()
+    recalls: tuple[Recalls, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.roles or self.refining or self.writes)
+        return bool(self.roles or self.refining or self.writes or self.recalls)
 
 
 def memory_use(
     steps: Sequence[Step], results: Sequence[TaskResult], order: Sequence[str] = ()
 ) -> MemoryUse:
-    """The three views of `steps`, strategies in `order` first, then as they appear.
+    """The four views of `steps`, strategies in `order` first, then as they appear.
 
     >>> memory_use([], []).roles
     ()
@@ -88,6 +103,7 @@ def memory_use(
         tuple(sorted(roles, key=lambda r: rank[r.strategy])),
         tuple(sorted(refining(steps, results), key=lambda r: rank[r.strategy])),
         tuple(sorted(writes(steps), key=lambda w: rank[w.strategy])),
+        tuple(sorted(recalls(steps), key=lambda r: rank[r.strategy])),
     )
 
 
@@ -169,6 +185,31 @@ def writes(steps: Sequence[Step]) -> list[Writes]:
     ]
 
 
+def recalls(steps: Sequence[Step]) -> list[Recalls]:
+    """One Recalls per strategy that recalled, in order of appearance.
+
+    >>> hit = {"id": "r1", "source": "this task, another run"}
+    >>> recalls([Step("s", "R", "reflexion", "t", 0, 2, "recall", data={"hits": [hit]})])[0]
+    Recalls(strategy='reflexion', recalls=1, lessons=1, this_task=0, other_tasks=0, other_runs=1)
+    """
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in steps:
+        if s.kind != "recall":
+            continue
+        hits = s.data.get("hits", [])
+        counts[s.strategy].update(recalls=1, lessons=len(hits))
+        for hit in hits:
+            source = str(hit.get("source", ""))
+            if source.endswith("another run"):
+                counts[s.strategy]["other_runs"] += 1
+            elif source.startswith("another task"):
+                counts[s.strategy]["other_tasks"] += 1
+            elif source:
+                counts[s.strategy]["this_task"] += 1
+    fields = ("recalls", "lessons", "this_task", "other_tasks", "other_runs")
+    return [Recalls(name, *(c[f] for f in fields)) for name, c in counts.items()]
+
+
 def _kept(data: dict[str, Any]) -> str:
     if data.get("frozen"):
         return "not kept (frozen)"
@@ -197,6 +238,8 @@ ROLE_COLUMNS = ("strategy", "role", "calls", "prompt tokens", "memory", "cached"
 REFINING_COLUMNS: tuple[str, ...] = ("strategy", "answers", "refined", "refines")
 REFINING_COLUMNS += ("with a draft", "fixed", "broke", "same")
 WRITES_COLUMNS = ("strategy", "lessons written", "edits skipped", "replies unparsed")
+RECALLS_COLUMNS: tuple[str, ...] = ("strategy", "recalls", "lessons recalled", "this task")
+RECALLS_COLUMNS += ("other tasks", "other runs")
 
 
 def _share(part: int, whole: int) -> str:
@@ -264,6 +307,34 @@ def writes_rows(rows: Sequence[Writes]) -> list[tuple[str, ...]]:
     ]
 
 
+def recalls_rows(rows: Sequence[Recalls]) -> list[tuple[str, ...]]:
+    """The recall table's cells: the lessons, and each source's share of them.
+
+    >>> recalls_rows([Recalls("reflexion", 4, 8, 2, 0, 6)])[0][3:]
+    ('2 (25.0%)', '0 (0.0%)', '6 (75.0%)')
+    """
+    return [
+        (r.strategy, str(r.recalls), str(r.lessons))
+        + tuple(f"{n} ({_share(n, r.lessons)})" for n in (r.this_task, r.other_tasks, r.other_runs))
+        for r in rows
+    ]
+
+
+def borrowed(use: MemoryUse) -> str:
+    """A sentence when some strategy recalled lessons another run wrote (a shared store), else "".
+
+    >>> borrowed(MemoryUse(recalls=(Recalls("reflexion", 4, 8, 2, 0, 6),)))[:52]
+    'reflexion recalled 6 lessons written by another run '
+    """
+    told = [f"{r.strategy} recalled {r.other_runs} lessons" for r in use.recalls if r.other_runs]
+    if not told:
+        return ""
+    return (
+        f"{', '.join(told)} written by another run (a store shared across runs); "
+        "--collection NAME keeps a run's lessons apart"
+    )
+
+
 ROLES_TITLE = "Memory and prefix cache, as shares of each role's prompt tokens"
 ROLES_TEXT = (
     "Per strategy and role (the kind of call: generate, refine, reflect, distill, propose), the "
@@ -288,7 +359,21 @@ WRITES_TEXT = (
 )
 
 
-LEFT = {ROLES_TITLE: 2, REFINING_TITLE: 1, WRITES_TITLE: 2}  # the columns of names and text
+RECALLS_TITLE = "Memory recalled"
+RECALLS_TEXT = (
+    "Per strategy, the episodes that asked the memory (recalls), the lessons they got, and "
+    "where each came from: the asking task's own in this run, another task's in this run "
+    "(--scope global), or another run's: a store shared across runs (--memory DIR, "
+    "--chroma-url) gives a run the lessons of every run that wrote to the same --collection."
+)
+
+
+LEFT = {
+    ROLES_TITLE: 2,
+    REFINING_TITLE: 1,
+    WRITES_TITLE: 2,
+    RECALLS_TITLE: 1,
+}  # the columns of names and text
 
 
 def memory_tables(use: MemoryUse) -> list[tuple[str, Sequence[str], list[tuple[str, ...]], str]]:
@@ -297,13 +382,16 @@ def memory_tables(use: MemoryUse) -> list[tuple[str, Sequence[str], list[tuple[s
         (ROLES_TITLE, ROLE_COLUMNS, role_rows(use.roles), ROLES_TEXT),
         (REFINING_TITLE, REFINING_COLUMNS, refining_rows(use.refining), REFINING_TEXT),
         (WRITES_TITLE, WRITES_COLUMNS, writes_rows(use.writes), WRITES_TEXT),
+        (RECALLS_TITLE, RECALLS_COLUMNS, recalls_rows(use.recalls), RECALLS_TEXT),
     ]
     return [t for t in tables if t[2]]
 
 
 def format_memory(use: MemoryUse) -> str:
-    """The views as plain text, each under its title (see the module example)."""
-    return "\n\n".join(
+    """The views as plain text, each under its title (see the module example), and a line when
+    lessons came from another run."""
+    views = [
         f"{title[0].lower()}{title[1:]}:\n{align(head, rows, LEFT[title])}"
         for title, head, rows, _ in memory_tables(use)
-    )
+    ]
+    return "\n\n".join([*views, *filter(None, [borrowed(use)])])
