@@ -50,13 +50,14 @@ def reply_to(prompt: str) -> str:
             "UPVOTE 1",
             "DOWNVOTE 1",
             f"EDIT 1: Rule {h % 7}: name every listed word. {marks}",
+            "UPVOTE 2",
+            f"ADD: Rule {h % 11}: read the list twice. {marks}",
             "DOWNVOTE 2",
             "EDIT 9: a rule that is not there",
             "this line is chatter",
         ]
-        lines = [pool[(h >> (3 * i)) % len(pool)] for i in range(1 + h % 3)]
-        first = pool[0] if "(none yet)" in prompt or h % 4 == 0 else lines.pop()
-        return "\n".join([first, *lines])
+        picks = [pool[(h >> (4 * i)) % len(pool)] for i in range(1 + h % 3)]
+        return "\n".join([pool[0]] * ("(none yet)" in prompt) + picks)
     if "Rewrite the whole cheatsheet" in prompt:
         found = SHEET.search(prompt)
         old = found[1] if found and found[1] != "(empty)" else ""
@@ -74,7 +75,7 @@ def reply_to(prompt: str) -> str:
 def _answer(prompt: str, h: int, marks: str) -> str:
     found = WORDS.findall(prompt)
     words = found[-1].split(", ") if found else []  # the last: earlier ones are shown examples
-    used = [w for i, w in enumerate(words) if (h >> (2 * i)) % 4 != 0]
+    used = [w for i, w in enumerate(words) if (h >> (2 * i)) % 3 != 0]
     hidden = [HIDDEN] if h % 3 == 0 else []
     return " ".join(["The", *used, *hidden, "go together.", marks]).strip()
 

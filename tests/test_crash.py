@@ -108,3 +108,113 @@ def test_two_runs_share_a_chroma_server(tmp_path: Path, chroma_server: str) -> N
     with ChromaMemory.open(url=chroma_server) as store:
         stored = sorted(r.id for r in store.reflections())
     assert stored == sorted(remembered(a, "reflexion") | remembered(b, "reflexion"))
+
+
+# --- the designs that learn across tasks: a stream cut off by SIGKILL, then resumed ----------
+
+TESTS = Path(__file__).parent
+DESIGNS = ["exemplars", "insights", "cheatsheet", "bank", "reflexion"]
+STREAM = [
+    "compare",
+    "--env",
+    "python:prompt_model:WordsEnv",  # eight keyword tasks (tests/prompt_model.py)
+    "--model",
+    "python:prompt_model:PromptModel",  # a reply is a function of the prompt: reruns agree
+    "--strategies",
+    ",".join(DESIGNS),
+    "--episodes",
+    "3",
+    "--order",
+    "stream",
+    "--embedder",
+    "hash-64",
+    "--no-progress",
+    "--import",
+    "crash_hook",  # REFLEXION_CRASH_AFTER=N: SIGKILL right after the N-th store write
+]
+RESULT = ("best_candidate", "best_score", "best_episode", "final_passed", "any_passed", "attempts")
+
+
+def stream_command(out: Path, **env: str) -> tuple[list[str], dict[str, str]]:
+    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    return [EXE, *STREAM, "--out", str(out)], os.environ | {"PYTHONPATH": path} | env
+
+
+def finish(out: Path, **env: str) -> None:
+    command, environ = stream_command(out, **env)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environ)
+    assert done.returncode == 0, done.stderr
+
+
+def outcome(out: Path) -> tuple[list[tuple], list[tuple]]:
+    """What a user would compare: each trial's result, and every lesson (its provenance, kind,
+    text and votes), in an order that depends neither on timing nor on the run's own id."""
+    results = sorted(
+        (r["strategy"], r["task_id"], r["seed"], *(r[f] for f in RESULT),
+         [(c["score"], c["passed"]) for c in r["curve"]])
+        for r in lines(out / "results.jsonl")
+    )  # fmt: skip
+    with ChromaMemory.open(out / "memory") as store:
+        stored = store.reflections()
+    assert len({r.id for r in stored}) == len(stored)
+    lessons = sorted(
+        (r.strategy, r.task_id, r.seed, r.episode, r.kind, r.text, r.votes, r.score) for r in stored
+    )
+    return results, lessons
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, list[str]]:
+    """The stream run to its end: its folder, its trace's length, and its store writes."""
+    out = tmp_path_factory.mktemp("designs") / "run"
+    writes = out.parent / "writes.txt"
+    finish(out, REFLEXION_CRASH_LOG=str(writes))
+    return out, len(lines(out / "trace.jsonl")), writes.read_text().split()
+
+
+def kill_at_a_moment(out: Path, steps_in_all: int, seed: int) -> None:
+    """Start the stream and SIGKILL it once its trace holds a random number of steps."""
+    command, env = stream_command(out)
+    proc = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    cut_at = random.Random(seed).randint(steps_in_all // 10, steps_in_all * 9 // 10)
+    deadline, trace = time.monotonic() + 300, out / "trace.jsonl"
+    while time.monotonic() < deadline and proc.poll() is None:
+        if trace.exists() and trace.read_bytes().count(b"\n") >= cut_at:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("cut", "seed"), [("moment", 1), ("moment", 2), ("change", 1), ("change", 2), ("write", 1)]
+)
+def test_a_stream_of_every_design_killed_and_resumed_ends_as_if_never_cut(
+    tmp_path: Path, uninterrupted: tuple[Path, int, list[str]], cut: str, seed: int
+) -> None:
+    """Killed at a random moment, or right after a random store write (`change`: a vote, an
+    edit, a rewrite or a drop of a lesson already stored, where only the undo on resume keeps
+    the count right), then resumed: the same results and the same lessons as if never cut."""
+    clean, steps_in_all, writes = uninterrupted
+    out = tmp_path / "run"
+    if cut == "moment":
+        kill_at_a_moment(out, steps_in_all, seed)
+    else:
+        changes = ("revise:add", "add:")  # a new lesson: not yet a change of a stored one
+        points = [n for n, w in enumerate(writes, 1) if cut == "write" or w not in changes]
+        after = random.Random(seed).choice(points)
+        command, env = stream_command(out, REFLEXION_CRASH_AFTER=str(after))
+        assert subprocess.run(command, env=env, capture_output=True).returncode == -signal.SIGKILL
+    results = out / "results.jsonl"
+    assert not results.exists() or len(lines(results)) < len(DESIGNS) * 8  # really cut off
+    finish(out)
+    assert outcome(out) == outcome(clean)  # no lesson lost, none twice, each vote counted once
+    steps = lines(out / "trace.jsonl")
+    kept = {s["data"]["id"] for s in steps if s["kind"] == "remember"}
+    with ChromaMemory.open(out / "memory") as store:
+        ids = {r.id for r in store.reflections()}
+    boards = {s["data"]["id"] for s in steps if s["kind"] == "revise"}
+    assert kept <= ids <= kept | boards  # every kept lesson is there, and nothing else

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SECRET, CountingModel, KeywordEnv, scripted
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from prompt_model import SECRET as HELD_OUT
+from prompt_model import PromptModel, WordsEnv
 
 from memory import WindowMemory
 from reflexion.core.records import TaskResult
@@ -19,6 +23,9 @@ from reflexion.loop.feedback import GENERIC_FEEDBACK
 from reflexion.loop.prompts import CORRECT_REQUEST
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
+from reflexion.strategies import BUILTIN, STRATEGIES
+
+MARK = "MARK-visible"  # in every task's prompt: a visible text the memory may keep
 
 
 def run_one(
@@ -175,6 +182,38 @@ def test_held_out_signal_never_reaches_a_prompt(tmp_path: Path, strategy: str) -
     sent = [str(m.content) for prompt in model.prompts for m in prompt]
     assert sent and not any(SECRET in text for text in sent)  # ...and never sent
     assert not any(SECRET in m.content for s in steps for m in s.prompt)
+
+
+class RecordingPromptModel(PromptModel):
+    """PromptModel (a reply made from the prompt, copying any marker it sees), keeping prompts."""
+
+    prompts: list[str] = []  # noqa: RUF012 - pydantic field, copied per instance
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.prompts.append("\n".join(m.text for m in messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+@pytest.mark.parametrize("strategy", BUILTIN)
+def test_held_out_signal_never_reaches_a_prompt_or_a_lesson(tmp_path: Path, strategy: str) -> None:
+    """Every strategy, in a stream: the model copies any marker it is shown into its replies,
+    so held-out feedback in a prompt would end up in a lesson; none is in a prompt, nor in any
+    file of the memory (every kind, every version). The visible MARK in each task's prompt does
+    reach the memory: a leak would be seen."""
+    model = RecordingPromptModel(prompts=[])
+    env = WordsEnv(4, marker=MARK)
+    config = RunConfig(env=env.name, strategies=(strategy,), out=str(tmp_path / "run"),
+                       episodes=3, embedder="hash-64", order="stream")  # fmt: skip
+    run(config, model=model, env=env)
+    steps = RunFolder(tmp_path / "run").steps()
+    assert any(HELD_OUT in s.output for s in steps if s.kind == "evaluate")  # it was produced...
+    assert model.prompts and not any(HELD_OUT in p for p in model.prompts)  # ...and never sent
+    assert not any(HELD_OUT in m.content for s in steps for m in s.prompt)
+    stores = [tmp_path / "run" / "memory", tmp_path / "run" / "window.jsonl"]
+    files = [f for p in stores for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    assert not any(HELD_OUT.encode() in f.read_bytes() for f in files)
+    if STRATEGIES[strategy].memory is not None:
+        assert any(MARK.encode() in f.read_bytes() for f in files), "the memory kept nothing"
 
 
 def test_a_failed_greedy_call_is_not_handed_to_the_other_askers() -> None:
