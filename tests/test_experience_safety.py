@@ -146,3 +146,22 @@ def test_a_distill_call_that_fails_changes_nothing_and_the_run_goes_on(
     assert len(results) == 4  # every task ran
     assert any("the distill model is down" in e for r in results for e in r["errors"])
     assert stored(folder) == [] and steps(folder, "revise") == []
+
+
+def test_a_run_on_a_shared_store_rewrites_an_inherited_sheet_into_its_own(tmp_path: Path) -> None:
+    shared = str(tmp_path / "shared")
+    first = [
+        "apple river",
+        f"<sheet>{LONG_SHEET}</sheet>",
+        "cloud stone",
+        f"<sheet>{LONG_SHEET}</sheet>",
+    ]
+    stream(tmp_path / "a", "cheatsheet", scripted(first), KeywordEnv(), episodes=1, memory=shared)
+    second = ["apple river", f"<sheet>{LONG_SHEET}\nAnd check.</sheet>", "cloud", "y"]
+    folder = stream(tmp_path / "b", "cheatsheet", scripted(second), KeywordEnv(), episodes=1,
+                    memory=shared)  # fmt: skip
+    with ChromaMemory.open(Path(shared)) as memory:
+        sheets = sorted((r.run_id, r.text) for r in memory.reflections() if r.kind == CHEATSHEET)
+    runs = [json.loads((tmp_path / x / "run" / "config.json").read_text())["run_id"] for x in "ab"]
+    assert sheets == sorted([(runs[0], LONG_SHEET.strip()), (runs[1], LONG_SHEET + "\nAnd check.")])
+    assert "belongs to another run" not in " ".join(s["output"] for s in steps(folder, "revised"))

@@ -139,10 +139,12 @@ class Experience:
         self, kind: str, edit: BoardEdit, board: dict[str, Reflection], episode: int, n: int
     ) -> str:
         target = board.get(edit.target or "")
-        if edit.op == "add" or (edit.op == "replace" and not board):
-            return await self._add(kind, edit.text, board, episode, n)
         if edit.op == "replace":
-            target = next(iter(board.values()))
+            target = next(iter(board.values()), None)
+        # a rewrite of another run's sheet (a shared store) starts this run's own from it
+        mine = target is not None and target.run_id == self.settings.run_id
+        if edit.op == "add" or (edit.op == "replace" and not mine):
+            return await self._add(kind, edit.text, board, episode, n)
         if target is None:
             return f"skipped {edit.op}: no lesson {edit.target!r} on the board"
         if target.run_id != self.settings.run_id:
