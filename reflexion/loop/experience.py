@@ -11,7 +11,7 @@ Under --order stream the tasks before this one are over, so their experience is 
 parallel run only other runs' (a shared or frozen store) is. With --frozen-memory nothing is
 stored or changed: recall only.
 
-    >>> rule_id("run", "insights", 0, "q1", 2, 1) == rule_id("run", "insights", 0, "q1", 2, 1)
+    >>> lesson_id("run/insights/0/q1", 2, "rule") == lesson_id("run/insights/0/q1", 2, "rule")
     True
 """
 
@@ -51,10 +51,6 @@ Log = Callable[..., None]  # the trial's trace writer: (episode, kind, output=..
 def lesson_id(*parts: object) -> str:
     """A stable id: the same trial, episode and kind always give the same id (resume-safe)."""
     return hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()[:16]
-
-
-def rule_id(run: str, strategy: str, seed: int, task: str, episode: int, n: int) -> str:
-    return lesson_id(run, strategy, seed, task, episode, RULE, n)
 
 
 @dataclass
