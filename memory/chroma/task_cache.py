@@ -27,14 +27,15 @@ import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from memory.chroma.rows import from_columns, to_metadata
 from reflexion.core.records import Recalled, RecallScope, Reflection
 
-Lessons = dict[str, tuple[Reflection, np.ndarray]]  # id -> (reflection, unit vector)
+if TYPE_CHECKING:  # numpy loads at the first recall, not with `--help` (tests/test_layout.py)
+    import numpy as np
+
+Lessons = dict[str, tuple[Reflection, "np.ndarray"]]  # id -> (reflection, unit vector)
 
 
 class TaskCache:
@@ -81,12 +82,16 @@ class TaskCache:
         if not admitted or n <= 0:
             return []
         # As Chroma's cosine space: a distance of 1 - dot in float32, the similarity 1 - that.
+        import numpy as np
+
         distance = np.float32(1.0) - np.stack([v for _, v in admitted]) @ _unit(vector)
         order = sorted(range(len(admitted)), key=lambda i: (distance[i], admitted[i][0].id))
         return [Recalled(admitted[i][0], 1.0 - float(distance[i])) for i in order[:n]]
 
 
 def _unit(vector: Any) -> np.ndarray:
+    import numpy as np
+
     v = np.asarray(vector, dtype=np.float32)
     norm = np.linalg.norm(v)
     return v / norm if norm > 0 else v  # subtle: a zero vector stays zero, as in Chroma's index
