@@ -108,6 +108,14 @@ def test_two_runs_of_different_tasks_are_refused_in_one_line(
     code, printed, err = diff([str(a), str(quad)], capsys)
     assert code == 2 and printed == ""
     assert err == f"reflexion: error: {a} ran keywords and {quad} ran quadratic: different tasks\n"
+    more = tmp_path / "quad3"
+    argv = ["run", "--env", "quadratic", "--strategy", "single", "--tasks", "3"]
+    assert main([*argv, "--out", str(more), "--embedder", "hash-64", "--no-progress"]) == 0
+    code, printed, err = diff([str(quad), str(more)], capsys)  # the same env, more tasks
+    assert code == 2 and printed == "" and len(err.splitlines()) == 1
+    assert err.endswith(
+        "ran 2 tasks and " + f"{more} ran 3; 1 is not in both (e.g. q2): different tasks\n"
+    )
     code, _, err = diff([str(a), str(tmp_path / "nothing")], capsys)
     assert code == 2 and "no finished trials" in err and len(err.splitlines()) == 1
     code, _, err = diff([str(a)], capsys)

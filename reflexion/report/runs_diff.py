@@ -72,7 +72,8 @@ class RunsDiff(Record):
 
 def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
     """Run B against run A, strategy by strategy, on the tasks both ran. UsageError (one line)
-    when either holds no finished trial, or when they ran different tasks.
+    when either holds no finished trial, or when they ran different tasks (or finished different
+    ones: a run still under way is diffed once it is done).
 
     >>> diff_runs("runs/before", "runs/after").strategies[0].pair.won  # doctest: +SKIP
     3
@@ -100,13 +101,19 @@ def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
 def check_same_tasks(
     a: str | Path, b: str | Path, first: Sequence[TaskResult], second: Sequence[TaskResult]
 ) -> str:
-    """The env both runs ran; UsageError when the envs differ or no task is in both."""
+    """The env both runs ran; UsageError when the envs or the task sets differ."""
     envs = sorted({r.env for r in first}), sorted({r.env for r in second})
     if envs[0] != envs[1]:
         msg = f"{a} ran {', '.join(envs[0])} and {b} ran {', '.join(envs[1])}: different tasks"
         raise UsageError(msg)
-    if not {r.task_id for r in first} & {r.task_id for r in second}:
-        msg = f"{a} and {b} have no task in common: different tasks, nothing to pair"
+    tasks = {r.task_id for r in first}, {r.task_id for r in second}
+    if tasks[0] != tasks[1]:
+        apart = sorted(tasks[0] ^ tasks[1])
+        verb = "is" if len(apart) == 1 else "are"
+        msg = (
+            f"{a} ran {len(tasks[0])} tasks and {b} ran {len(tasks[1])}; {len(apart)} {verb} not "
+            f"in both (e.g. {apart[0]}): different tasks"
+        )
         raise UsageError(msg)
     return ", ".join(envs[0])
 
