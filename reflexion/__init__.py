@@ -5,9 +5,12 @@ What a Python user needs to run an experiment:
     >>> from reflexion import RunConfig, run, make_env
     >>> results = run(RunConfig(env="quadratic", strategies=("self-refine", "reflexion-window"),
     ...                         episodes=5, out="runs/demo"))           # doctest: +SKIP
+    >>> print(results.table)                                            # doctest: +SKIP
 
 `run` (or `await arun(...)` in a running event loop) takes objects as well as names: `env=`,
-`model=` (any langchain-core chat model), `memory=`, `actor=` and `strategies=`.
+`model=` (any langchain-core chat model), `memory=`, `actor=` and `strategies=`. It writes the
+comparison into the run folder as `reflexion compare` does, and returns the results (a list of
+TaskResult) with `.table`, `.pairs`, `.records()` and `.files` (reflexion.experiment).
 
 Importing this package is cheap: the runner, models and memories load on first use, and torch,
 chromadb, sentence-transformers and the local LLM runtime only when something needs them.
@@ -46,10 +49,10 @@ if _typing.TYPE_CHECKING:
     from envs.registry import make_env, register_env
     from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
     from memory.registry import register_backend
+    from reflexion.experiment import arun, run
     from reflexion.loop.actor import ChatActor
     from reflexion.loop.config import RunConfig
     from reflexion.loop.prompts import generate_messages
-    from reflexion.loop.runner import arun, run
     from reflexion.models.registry import load_model
     from reflexion.strategies import STRATEGIES, Strategy, register_strategy
 
@@ -59,8 +62,8 @@ __version__ = _VERSION
 # not pull in the runner, langchain or the stores
 _LAZY = {
     "RunConfig": "reflexion.loop.config",
-    "run": "reflexion.loop.runner",
-    "arun": "reflexion.loop.runner",
+    "run": "reflexion.experiment",  # the runner's run, and the comparison the CLI writes
+    "arun": "reflexion.experiment",
     "ChatActor": "reflexion.loop.actor",  # the actor a run builds around a chat model
     "generate_messages": "reflexion.loop.prompts",  # what that actor asks for a first answer
     "load_model": "reflexion.models.registry",

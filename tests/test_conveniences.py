@@ -6,15 +6,20 @@ commands take filters and unique id prefixes."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CountingModel, KeywordEnv
+from langchain_core.messages import AIMessage
 
 import reflexion
+from reflexion import RunConfig, run
 from reflexion.cli import main
 from reflexion.core.records import Reflection
 
@@ -150,3 +155,106 @@ def test_a_config_key_this_version_does_not_know_is_refused_by_name(
     rewrite_config(out, warp_factor=None, version=None)  # as a folder from before versions
     assert main([*QUICK, "--out", str(out)]) == 0  # resumes, and now says who wrote it last
     assert json.loads((out / "config.json").read_text())["version"] == reflexion.__version__
+
+
+# --- run() from Python: the results are a list, and the comparison the CLI prints and writes
+
+
+def test_run_returns_the_comparison_and_writes_what_compare_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "py"
+    config = RunConfig(env="quadratic", strategies=("single", "retry"), tasks=3, out=str(out))
+    results = run(config)
+    assert isinstance(results, list) and len(results) == 6  # as before: a list of TaskResult
+    assert [r.strategy for r in results[:1]] == ["single"] and all(r.task_id for r in results)
+    assert [p.name for p in results.files] == [
+        "comparison.json",
+        "success_by_episode.png",
+        "success_by_tokens.png",
+        "report.md",
+        "report.html",
+    ]
+    assert all(p.is_file() and p.parent == out for p in results.files)
+    saved = json.loads((out / "comparison.json").read_text())
+    assert [s["strategy"] for s in saved["strategies"]] == ["single", "retry"]
+    [pair] = results.pairs
+    assert (pair.a, pair.b, pair.tasks) == ("single", "retry", 3)
+    # the table is the one `reflexion report` prints for the same folder
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert results.table.splitlines()[0].startswith("strategy")
+    assert printed.startswith(results.table + "\n")
+
+
+def test_records_are_flat_dicts_one_per_trial(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("retry",), tasks=2, out=str(tmp_path / "r"))
+    results = run(config, report=False)
+    assert results.files == [] and not (tmp_path / "r" / "comparison.json").exists()
+    assert results.table.splitlines()[1].split()[:2] == ["retry", "2"]  # no files, same table
+    rows = results.records()
+    assert len(rows) == 2 and {r["task_id"] for r in rows} == {"q0", "q1"}
+    assert all(isinstance(v, str | int | float | bool) for row in rows for v in row.values())
+    first = results[0]
+    assert rows[0]["final_passed"] == first.final_passed and rows[0]["errors"] == ""
+    assert rows[0]["tokens"] == first.input_tokens + first.output_tokens
+    assert json.loads(json.dumps(rows)) == rows
+
+
+def test_arun_returns_the_same_kind_of_results(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("single",), tasks=1, out=str(tmp_path / "a"))
+    results = asyncio.run(reflexion.arun(config, report=False))
+    assert len(results) == 1 and results.table.startswith("strategy")
+    assert results.resume is not None and results.resume.message() is None  # a new run
+
+
+# --- a resume says what it found; one-time loads are timed apart from the trials
+
+
+def test_a_resume_says_how_many_trials_were_done_and_how_many_are_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "main"
+    argv = ["compare", "--env", "quadratic", "--tasks", "2", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--strategies", "single"]) == 0
+    assert "to run" not in capsys.readouterr().err  # a new run: nothing to say
+    assert main([*argv, "--strategies", "single,retry"]) == 0
+    assert f"2 done, 2 to run in {out}\n" in capsys.readouterr().err
+    assert main([*argv, "--strategies", "single,retry"]) == 0
+    captured = capsys.readouterr()
+    assert f"4 of 4 trials already in {out}; nothing to run\n" in captured.err
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4  # none ran twice
+    assert captured.out.startswith("strategy")  # and the table, as before
+    lines: list[str] = []
+    config = RunConfig(env="quadratic", strategies=("retry",), tasks=2, out=str(out))
+    results = run(config, echo=lines.append, report=False)
+    assert lines == [f"2 of 2 trials already in {out}; nothing to run"]
+    assert results.resume is not None and (results.resume.done, results.resume.total) == (2, 2)
+
+
+class SlowToLoad(CountingModel):
+    """A model whose weights take a moment to load (as the local GGUF model's do)."""
+
+    def load(self) -> None:
+        time.sleep(0.4)
+
+
+def test_one_time_loads_are_a_line_of_their_own_not_a_trials_time(tmp_path: Path) -> None:
+    replies = iter(AIMessage("apple river zebra") for _ in range(1))
+    model = SlowToLoad(messages=replies, prompts=[])
+    lines: list[str] = []
+    out = tmp_path / "l"
+    config = RunConfig(strategies=("reflexion",), tasks=1, embedder="hash-64", out=str(out))
+    [result] = run(config, env=KeywordEnv(), model=model, echo=lines.append, report=False)
+    assert result.final_passed and result.wall_s < 0.4  # the load is not in the trial's time
+    model_load = next(v for k, v in result_loads(out).items() if k.startswith("model object:"))
+    assert model_load >= 0.4
+    assert "embedder hash-64 (chroma store)" in result_loads(out)
+    [line] = lines
+    assert line.startswith("loaded in ") and " s: model object:SlowToLoad" in line
+    assert ", embedder hash-64 (chroma store) " in line
+
+
+def result_loads(out: Path) -> dict[str, float]:
+    loads: dict[str, float] = json.loads((out / "config.json").read_text())["loads"]
+    return loads

@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
 
     names = [f.name for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
     config = RunConfig(strategies=tuple(strategies), **{n: getattr(args, n) for n in names})
-    results = run(config, progress=not args.no_progress)
+    results = run(config, progress=not args.no_progress, echo=_note)  # loads, what a resume found
     out = results.folder or Path(str(config.out))
     if not results:
         print("no trial finished")
@@ -112,6 +112,10 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
         print(results.stopped.message(), file=sys.stderr)
         return EXIT_STOPPED
     return 0
+
+
+def _note(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)  # beside the progress bar; stdout holds the table
 
 
 def print_more(report: Report) -> None:

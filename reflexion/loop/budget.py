@@ -18,9 +18,8 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from reflexion.core.records import Step, TaskResult
+from reflexion.core.records import Step
 
 
 class TokenBudgetSpent(Exception):  # noqa: N818 - a signal, not an error
@@ -41,14 +40,6 @@ class Stop:
         else:
             spent = f"time budget of {self.limit:g} s spent ({self.used:.1f} s used)"
         return f"stopped: {spent}; run the same command to resume"
-
-
-class RunResults(list[TaskResult]):
-    """The results `run()` returns; `stopped` says why some trials did not run (None: all did),
-    and `folder` is the run folder."""
-
-    stopped: Stop | None = None
-    folder: Path | None = None
 
 
 class Budget:

@@ -10,7 +10,9 @@ Jupyter):
     ...     model=ChatOpenAI(model="gpt-4o-mini"))                          # doctest: +SKIP
 
 A run with `max_tokens_total` or `timeout_s` may stop early: the results returned then say why
-in `.stopped`, and the same call again resumes it.
+in `.stopped`, and the same call again resumes it. `.resume` says what the run found in its
+folder, and `.loads` what it loaded before the first trial; `echo=print` prints both as it starts.
+`reflexion.run` (reflexion.experiment) is this run, and the comparison the CLI prints and writes.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from memory.backend import close_all
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Actor, Env, Memory
 from reflexion.core.records import Step
-from reflexion.loop.budget import Budget, RunResults
+from reflexion.loop.budget import Budget
 from reflexion.loop.config import RunConfig
 from reflexion.loop.experience import undo_interrupted
+from reflexion.loop.results import Resume, RunResults, loaded
 from reflexion.loop.schedule import TrialRunner, Trials, run_jobs, stream_order
 from reflexion.loop.setup import ActorFor, Injected, Prepared, prepare
 from reflexion.strategies import Strategy
@@ -43,6 +46,7 @@ def run(
     actor: Actor | ActorFor | None = None,
     strategies: Sequence[Strategy] = (),
     progress: bool = False,
+    echo: Callable[[str], None] | None = None,
 ) -> RunResults:
     """Run (or resume) every trial of `config`; returns all results in the folder (if a budget
     stopped the run, those so far, and why in `.stopped`).
@@ -51,12 +55,13 @@ def run(
     `memory` for the memory backend of every strategy that keeps lessons, `actor` (an Actor, or
     a function of the seed that makes one) for the model's roles, and `strategies` for
     strategies not in the registry (named in `config.strategies`, or all run when it is empty).
+    `echo` gets a line for what the run loaded, and one for what a resumed run found done.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         given = Injected(model, env, memory, actor, tuple(strategies))
-        return asyncio.run(_run(config, given, progress))
+        return asyncio.run(_run(config, given, progress, echo))
     msg = (
         "run() was called inside a running event loop (Jupyter, an async app), which "
         "asyncio.run cannot start another in: use `await arun(...)` there, with the same arguments"
@@ -73,12 +78,16 @@ async def arun(
     actor: Actor | ActorFor | None = None,
     strategies: Sequence[Strategy] = (),
     progress: bool = False,
+    echo: Callable[[str], None] | None = None,
 ) -> RunResults:
     """`run`, for a caller already inside an event loop: `results = await arun(config, ...)`."""
-    return await _run(config, Injected(model, env, memory, actor, tuple(strategies)), progress)
+    given = Injected(model, env, memory, actor, tuple(strategies))
+    return await _run(config, given, progress, echo)
 
 
-async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults:
+async def _run(
+    config: RunConfig, given: Injected, progress: bool, echo: Callable[[str], None] | None
+) -> RunResults:
     budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
     if config.executor == "ray":
         from reflexion.loop import cluster
@@ -94,6 +103,10 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
         done = {r.key for r in plan.folder.results()}
         _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
         jobs = [job for job in _jobs(plan) if job not in done]
+        resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path)
+        for line in (loaded(plan.loads), resume.message()):
+            if line is not None and echo is not None:
+                echo(line)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
         cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
     finally:
@@ -104,7 +117,7 @@ async def _run(config: RunConfig, given: Injected, progress: bool) -> RunResults
     wanted = set(_jobs(plan))
     results = RunResults(r for r in plan.folder.results() if r.key in wanted)
     results.stopped = budget.stop() if cut else None
-    results.folder = plan.folder.path
+    results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
     return results
 
 

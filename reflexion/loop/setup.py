@@ -10,16 +10,17 @@ run folder bound to the config (a new run id, or the resumed folder's, whose set
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
-from memory.backend import StoreSettings, close_all
+from memory.backend import Backend, StoreSettings, close_all
 from memory.copying import open_copy
 from memory.ranking import parse_ranking
 from memory.registry import get_backend
@@ -76,6 +77,8 @@ class Prepared:
     actor_for: ActorFor
     memories: dict[str, Memory] = field(default_factory=dict)  # by strategy name
     owned: list[Memory] = field(default_factory=list)  # opened here: closed by the runner
+    # seconds of each one-time load (the model, a store's embedder), before any trial's clock
+    loads: dict[str, float] = field(default_factory=dict)
 
 
 def prepare(config: RunConfig, given: Injected) -> Prepared:
@@ -103,16 +106,13 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     config, saved = bind_folder(folder, config)
     if isinstance(env, SandboxedEnv) and callable(env.sandbox) and "sandbox" not in saved:
         saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
-    plan = Prepared(
-        config,
-        env,
-        tasks,
-        {s.name: s for s in strategies},
-        folder,
-        saved,
-        _actors(env, config, given),
-    )
+    loads: dict[str, float] = {}
+    actor_for = _actors(env, config, given, loads)
+    named = {s.name: s for s in strategies}
+    plan = Prepared(config, env, tasks, named, folder, saved, actor_for, loads=loads)
     _open_memories(plan, backends, given.memory)
+    if plan.loads:
+        saved["loads"] = plan.loads  # this session's: a resume loads again
     return plan
 
 
@@ -124,7 +124,7 @@ def prepare_worker(config: RunConfig) -> Prepared:
     strategies = parse_strategies(",".join(config.strategies))
     tasks, named = _select_tasks(env, config.tasks), {s.name: s for s in strategies}
     folder = RunFolder(Path(config.out or "."))
-    plan = Prepared(config, env, tasks, named, folder, {}, _actors(env, config, Injected()))
+    plan = Prepared(config, env, tasks, named, folder, {}, _actors(env, config, Injected(), {}))
     _open_memories(plan, _backends(config, strategies, None), None)
     return plan
 
@@ -237,10 +237,27 @@ def _ranking_or_text(value: Any) -> Any:
 def actors_for(env: Env, config: RunConfig, model: BaseChatModel | None = None) -> ActorFor:
     """The actors a run of `config` on `env` uses, by seed (its model, or the env's scripted
     actor): for reruns of its episodes (reflexion.curate.audit)."""
-    return _actors(env, config, Injected(model=model))
+    return _actors(env, config, Injected(model=model), {})
 
 
-def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
+@contextlib.contextmanager
+def timed(loads: dict[str, float], what: str) -> Iterator[None]:
+    """Add the seconds the block takes to `loads[what]`.
+
+    >>> loads: dict[str, float] = {}
+    >>> with timed(loads, "model m"):
+    ...     pass
+    >>> list(loads)
+    ['model m']
+    """
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        loads[what] = round(loads.get(what, 0.0) + time.perf_counter() - start, 3)
+
+
+def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float]) -> ActorFor:
     if given.actor is not None:
         actor = given.actor
         # subtle: a class has the protocol's methods too, but it makes actors (QuadraticActor)
@@ -251,10 +268,14 @@ def _actors(env: Env, config: RunConfig, given: Injected) -> ActorFor:
     if model is None and config.model is not None:
         from reflexion.models.registry import load_model
 
-        model = load_model(config.model, config.speculative)  # a bad name fails here
+        with timed(loads, f"model {config.model}"):
+            model = load_model(config.model, config.speculative)  # a bad name fails here
     if config.executor == "ray":
         return _on_the_workers  # they load the model; the driver never calls it
     if model is not None:
+        if isinstance(model, Preloadable):
+            with timed(loads, f"model {config.model}"):
+                model.load()  # e.g. the local model: fail on a bad file before any trial starts
         chat = _chat_actors(model, config)
         if isinstance(env, InteractiveEnv):  # each candidate is a rollout of the game
             from reflexion.loop.rollout import RolloutActor
@@ -276,8 +297,6 @@ def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], Cha
     from reflexion.loop.actor import CallCache, ChatActor
     from reflexion.loop.backoff import RetryPolicy
 
-    if isinstance(model, Preloadable):
-        model.load()  # e.g. the local model: fail on a bad file before any trial starts
     cache = CallCache()  # one cache: identical greedy prompts are answered once
     retry = RetryPolicy(retries=config.retries, call_timeout_s=config.call_timeout)
     return lambda seed: ChatActor(
@@ -320,7 +339,7 @@ def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | No
             if name not in opened:
                 backend = get_backend(name)
                 copy = c.memory_mode == "copy" and backend.shared
-                opened[name] = open_copy(backend, settings) if copy else backend.open(settings)
+                opened[name] = _open(backend, settings, copy, plan.loads)
                 plan.owned.append(opened[name])
             plan.memories[strategy] = opened[name]
     except BaseException:
@@ -330,3 +349,14 @@ def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | No
         for s in plan.strategies.values():
             if s.memory == RUN_MEMORY:
                 plan.memories[s.name] = memory
+
+
+def _open(backend: Backend, settings: StoreSettings, copy: bool, loads: dict[str, float]) -> Memory:
+    """The backend's store for the run. One that embeds loads its embedding model as it opens
+    (chroma warms it): that time goes into `loads`, apart from any trial's."""
+    start = time.perf_counter()
+    memory = open_copy(backend, settings) if copy else backend.open(settings)
+    embedder = getattr(getattr(memory, "embedder", None), "name", None)
+    if embedder is not None:
+        loads[f"embedder {embedder} ({backend.name} store)"] = round(time.perf_counter() - start, 3)
+    return memory

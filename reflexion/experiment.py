@@ -1,0 +1,161 @@
+"""An experiment from Python, as `reflexion compare` runs it: `run` runs (or resumes) the trials,
+writes comparison.json, the plots, report.md and report.html into the run folder, and returns the
+results with the comparison table, the paired comparisons, plain records and the files it wrote.
+
+    >>> from reflexion import RunConfig, run
+    >>> results = run(RunConfig(env="quadratic", strategies=("single", "reflexion-window"),
+    ...                         out="runs/demo"))                          # doctest: +SKIP
+    >>> print(results.table)                                              # doctest: +SKIP
+    strategy          trials  final [95% CI]   any [95% CI]  mean best  attempts  ...
+    single                 8      0.0% [0-0]     0.0% [0-0]     -17.63      1.00  ...
+    reflexion-window       8   37.5% [12-75]  37.5% [12-75]     -1.622      3.62  ...
+    >>> pandas.DataFrame(results.records()).groupby("strategy").final_passed.mean()
+    ...                                                                   # doctest: +SKIP
+    >>> [p.name for p in results.files][:1]                               # doctest: +SKIP
+    ['comparison.json']
+
+The results are still the list of TaskResult that `run` always returned: iterate, index and
+`len` them as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from reflexion.core.protocols import Actor, Env, Memory
+from reflexion.core.records import TaskResult
+from reflexion.loop import runner
+from reflexion.loop.config import RunConfig
+from reflexion.loop.results import RunResults
+from reflexion.loop.runfolder import RunFolder
+from reflexion.loop.setup import ActorFor
+from reflexion.report.build import Report, write_report
+from reflexion.report.paired import Pair, all_pairs
+from reflexion.report.summary import Summary, format_table, summarize
+from reflexion.strategies import Strategy
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+
+class Results(RunResults):
+    """What `run` returns: the run's TaskResults (a list, as before), and their comparison.
+    `report` holds the files written (None with `run(..., report=False)`, or when no trial
+    finished); `config` is the run folder's config.json."""
+
+    report: Report | None = None
+    config: Mapping[str, Any] = MappingProxyType({})
+
+    @cached_property
+    def summaries(self) -> list[Summary]:
+        """One row per strategy: success rates with intervals, attempts, costs."""
+        if self.report is not None:
+            return self.report.summaries
+        c = self.config
+        order, episodes = c.get("strategies", ()), c.get("episodes")
+        return summarize(self, order, episodes, task_tokens=c.get("task_tokens"))
+
+    @cached_property
+    def pairs(self) -> list[Pair]:
+        """Each later strategy against each earlier one, paired by task (see report.paired)."""
+        if self.report is not None:
+            return self.report.pairs
+        return all_pairs(self, self.config.get("strategies", ()))
+
+    @property
+    def table(self) -> str:
+        """The comparison table, as `reflexion compare` prints it."""
+        return format_table(self.summaries)
+
+    @property
+    def files(self) -> list[Path]:
+        """What `run` wrote beside the results: comparison.json, the plots, the reports."""
+        return list(self.report.files) if self.report is not None else []
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat dict per trial, for `pandas.DataFrame(results.records())`: a TaskResult's
+        fields but its curve, with `tokens` (input + output) and `errors` as one string."""
+        return [_record(r) for r in self]
+
+
+def _record(r: TaskResult) -> dict[str, Any]:
+    row = {k: v for k, v in r.to_dict().items() if k not in ("curve", "errors")}
+    return row | {"tokens": r.input_tokens + r.output_tokens, "errors": "; ".join(r.errors)}
+
+
+def run(
+    config: RunConfig,
+    *,
+    model: BaseChatModel | None = None,
+    env: Env | None = None,
+    memory: Memory | None = None,
+    actor: Actor | ActorFor | None = None,
+    strategies: Sequence[Strategy] = (),
+    progress: bool = False,
+    echo: Callable[[str], None] | None = None,
+    report: bool = True,
+) -> Results:
+    """Run (or resume) every trial of `config` (see reflexion.loop.runner.run for the objects
+    that may stand in for names), then, with `report`, write the comparison into the run folder
+    as `reflexion compare` does. `echo=print` prints what the run loaded and what a resumed run
+    found done, as it starts.
+
+    >>> results = run(RunConfig(env="quadratic", strategies=("single",)))   # doctest: +SKIP
+    >>> len(results), results.files[0].name                                 # doctest: +SKIP
+    (8, 'comparison.json')
+    """
+    done = runner.run(
+        config,
+        model=model,
+        env=env,
+        memory=memory,
+        actor=actor,
+        strategies=strategies,
+        progress=progress,
+        echo=echo,
+    )
+    return compared(done, report)
+
+
+async def arun(
+    config: RunConfig,
+    *,
+    model: BaseChatModel | None = None,
+    env: Env | None = None,
+    memory: Memory | None = None,
+    actor: Actor | ActorFor | None = None,
+    strategies: Sequence[Strategy] = (),
+    progress: bool = False,
+    echo: Callable[[str], None] | None = None,
+    report: bool = True,
+) -> Results:
+    """`run`, for a caller already inside an event loop: `results = await arun(config, ...)`."""
+    done = await runner.arun(
+        config,
+        model=model,
+        env=env,
+        memory=memory,
+        actor=actor,
+        strategies=strategies,
+        progress=progress,
+        echo=echo,
+    )
+    return await asyncio.to_thread(compared, done, report)  # plotting takes a second or two
+
+
+def compared(done: RunResults, report: bool = True) -> Results:
+    """`done`'s results with their comparison, written into the run folder with `report`."""
+    results = Results(done)
+    results.stopped, results.folder = done.stopped, done.folder
+    results.resume, results.loads = done.resume, done.loads
+    folder = done.folder
+    if folder is not None:
+        results.config = RunFolder(folder).load_config() or {}
+        if report and results:
+            results.report = write_report(folder, results, dict(results.config))
+    return results
