@@ -63,7 +63,7 @@ def served_model(latency: float) -> ThreadingHTTPServer:
 
 def timed(config: RunConfig) -> tuple[float, list[tuple[str, str, int, bool]]]:
     start = time.perf_counter()
-    results = run(config)
+    results = run(config, report=False)  # the runner alone, not the report
     verdicts = sorted((r.strategy, r.task_id, r.seed, r.final_passed) for r in results)
     return time.perf_counter() - start, verdicts
 
