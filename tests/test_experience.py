@@ -164,3 +164,22 @@ def test_a_resume_undoes_an_interrupted_trials_board_changes(tmp_path: Path) -> 
     undo_interrupted(cut, memory)
     assert memory.reflections() == [rule]  # each vote counted once when the trial runs again
     memory.close()
+
+
+def test_the_chroma_filter_asks_for_exactly_the_kinds_a_scope_names(tmp_path: Path) -> None:
+    memory = ChromaMemory(tmp_path / "m", embedder=HashEmbedder(64))
+    base = Reflection("r", "use every word", "old", "bank", "keywords", "k0", 0, 1, 0.0, 1.0)
+    kinds = ("reflection", "exemplar", "item")
+    memory.add([Reflection.from_dict(base.to_dict() | {"id": k, "kind": k}) for k in kinds])
+    from reflexion.core.records import RecallScope
+
+    def filtered(*asked: str) -> list[str]:  # the metadata filter alone, as a query sends it
+        where = RecallScope("keywords", "k1", "new", "bank", 0, 1, "global", kinds=asked).where()
+        found = memory._collection.get(where=where)["ids"]
+        return sorted(found)
+
+    assert filtered("reflection") == ["reflection"]
+    assert filtered("reflection", "exemplar") == ["exemplar", "reflection"]
+    assert filtered("item") == ["item"]
+    assert len(memory.reflections()) == 3
+    memory.close()

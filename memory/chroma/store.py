@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 COLLECTION = "reflections"
 
 
+READ_PAGE = 5_000  # rows per `get` when reading a whole store
+
+
 class ChromaMemory:
     """A `Memory` in a Chroma collection: cosine similarity (`1 - distance`), then the ranking
     (memory.ranking). Safe to share between threads: every Chroma call holds a lock (embedding
@@ -213,9 +216,16 @@ class ChromaMemory:
 
     def reflections(self) -> list[Reflection]:
         """Every stored reflection, sorted by `created` then id (oldest first)."""
+        found: list[Reflection] = []
         with self._calling():
-            res = self._collection.get(include=["documents", "metadatas"])
-        found = from_columns(res)
+            # in pages: one `get` of 100k rows fails in Chroma with "too many SQL variables"
+            while True:
+                page = self._collection.get(
+                    include=["documents", "metadatas"], limit=READ_PAGE, offset=len(found)
+                )
+                found += from_columns(page)
+                if len(page["ids"]) < READ_PAGE:
+                    break
         return sorted(found, key=lambda r: (r.created, r.id))
 
     def delete(self, ids: Sequence[str]) -> int:

@@ -233,9 +233,10 @@ class RecallScope(Record):
 
     def _kind_clause(self) -> JSON:
         # subtle: a reflection's row carries no `kind` (stores from before kinds have none), and
-        # Chroma's $nin admits a row without the key, so reflections are "none of the others".
-        if self.kinds == (REFLECTION,):
-            return {"kind": {"$nin": [k for k in KINDS if k != REFLECTION]}}
+        # Chroma's $nin admits a row without the key: asking for reflections (with or without
+        # other kinds) is asking for "none of the kinds not asked for".
+        if REFLECTION in self.kinds:
+            return {"kind": {"$nin": [k for k in KINDS if k not in self.kinds] or ["-"]}}
         return {"kind": {"$in": list(self.kinds)}}
 
 
