@@ -100,7 +100,8 @@ class WindowMemory:
 
     def revise(self, reflection: Reflection, why: str) -> None:
         """Store `reflection` in place of the lesson with its id, kept in the file (Revising)."""
-        self.change(reflection.id, "edit", why, reflection)
+        action = "edit" if self.get(reflection.id) is not None else "import"
+        self.change(reflection.id, action, why, reflection)
 
     def retire(self, reflection_id: str, why: str) -> None:
         """Remove a lesson, kept in the file (Revising)."""

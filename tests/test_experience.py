@@ -11,6 +11,7 @@ import pytest
 from conftest import SECRET, KeywordEnv, scripted
 
 from memory import ChromaMemory, HashEmbedder
+from memory.chroma.credit import credits
 from reflexion.cli import main
 from reflexion.core.records import Reflection
 from reflexion.loop.experience import undo_interrupted
@@ -183,3 +184,81 @@ def test_the_chroma_filter_asks_for_exactly_the_kinds_a_scope_names(tmp_path: Pa
     assert filtered("item") == ["item"]
     assert len(memory.reflections()) == 3
     memory.close()
+
+
+def test_a_rule_dropped_at_zero_stays_dropped_for_the_rest_of_the_reply(tmp_path: Path) -> None:
+    replies = ["apple", "apple river", "ADD: Use every listed word."]
+    replies += ["cloud", "cloud stone", "DOWNVOTE 1\nDOWNVOTE 1\nUPVOTE 1"]
+    _, _, folder = stream(tmp_path, "insights", replies)
+    assert [r for r in stored(folder) if r.kind == "rule"] == []
+
+
+def test_a_parallel_run_shows_no_task_what_its_own_run_stored(tmp_path: Path) -> None:
+    model = scripted(["apple river", "cloud", "cloud stone"])
+    config = RunConfig(
+        env="keywords",
+        strategies=("exemplars",),
+        out=str(tmp_path / "run"),
+        episodes=2,
+        embedder="hash-64",
+        concurrency=1,
+    )
+    run(config, model=model, env=KeywordEnv())
+    prompts = ["\n".join(str(m.content) for m in p) for p in model.prompts]
+    assert not any("Solved examples" in p for p in prompts)  # no task is over in a parallel run
+
+
+def test_inherited_rules_neither_fill_the_board_nor_change_and_credit_stays_frozen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = tmp_path / "shared"
+    old = ChromaMemory(shared, embedder=HashEmbedder(64))
+    rules = [
+        Reflection(
+            f"old{n}",
+            f"Old rule {n}.",
+            "old-run",
+            "insights",
+            "keywords",
+            "k9",
+            0,
+            1,
+            1.0,
+            1.0,
+            kind="rule",
+            votes=2,
+        )
+        for n in range(10)
+    ]
+    old.add(rules)
+    old.close()
+    replies = ["apple", "apple river", "ADD: Use every listed word.\nUPVOTE 1", "cloud stone"]
+    _, prompts, folder = stream(tmp_path, "insights", replies, memory=str(shared))
+    assert "1. Old rule" in prompts[0]  # inherited rules are shown
+    with ChromaMemory.open(shared) as memory:
+        lessons = {r.id: r for r in memory.reflections()}
+        credit = credits(memory)
+    assert all(lessons[r.id] == r for r in rules)  # another run's rules are not changed
+    [mine] = [r for r in lessons.values() if r.run_id != "old-run"]
+    assert mine.text == "Use every listed word." and mine.votes == 2
+    capsys.readouterr()
+    assert main(["memory", "history", str(folder), mine.id]) == 0
+    assert "import" in capsys.readouterr().out  # the rule's first line in its history
+    frozen = tmp_path / "frozen"
+    before = {r.id: r for r in rules}
+    model = scripted(["apple", "apple river"])
+    config = RunConfig(
+        env="keywords",
+        strategies=("insights",),
+        out=str(frozen),
+        episodes=2,
+        embedder="hash-64",
+        order="stream",
+        memory=str(shared),
+        frozen_memory=True,
+        tasks=1,
+    )
+    run(config, model=model, env=KeywordEnv())
+    with ChromaMemory.open(shared) as memory:
+        assert credits(memory) == credit  # no credit count changed either
+        assert all(memory.get(i) == r for i, r in before.items())

@@ -247,9 +247,8 @@ class ChromaMemory:
         """Store `reflection` in place of the lesson with its id (a rule's new text or votes, a
         new cheatsheet), the lesson it replaces kept in the change log (Revising)."""
         old = self.get(reflection.id)
-        if old is not None:
-            with self.changelog() as log:
-                log.record(old.id, "edit", why, old)
+        with self.changelog() as log:  # a new lesson's first line: it came in (before: none)
+            log.record(reflection.id, "edit" if old is not None else "import", why, old)
         self.add([reflection])
 
     def retire(self, reflection_id: str, why: str) -> None:

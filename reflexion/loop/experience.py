@@ -32,6 +32,7 @@ from reflexion.core.records import (
     RULE,
     Attempt,
     BoardEdit,
+    Message,
     Recalled,
     RecallScope,
     Reflection,
@@ -70,6 +71,8 @@ class Experience:
     def scope(self, episode: int, kind: str) -> RecallScope:
         s = self.settings
         scope = s.scope if kind == REFLECTION else "global"  # experience is for other tasks
+        if kind != REFLECTION and not s.stream:
+            episode = 0  # subtle: in a parallel run no task is over, so none of this run's own
         who = (self.env, self.task.id, s.run_id, self.strategy, self.seed, episode)
         return RecallScope(*who, scope, stream=s.stream, kinds=(kind,))
 
@@ -83,7 +86,8 @@ class Experience:
         data |= {"k": k, "scope": scope.scope, "stream": scope.stream, "env": self.env}
         data |= {"kind": kind}
         text = "\n".join(h.reflection.text for h in hits)
-        self.log(episode, "recall", output=text, data=data)
+        query = (Message("human", self.task.prompt),)  # what the store was asked
+        self.log(episode, "recall", prompt=query, output=text, data=data)
         return hits
 
     async def board(self, kind: str, episode: int) -> list[Reflection]:
@@ -96,9 +100,12 @@ class Experience:
         lessons = [h.reflection for h in hits]
         own = [r for r in lessons if r.run_id == self.settings.run_id]
         board = sorted(own or lessons, key=lambda r: (-r.votes, r.created, r.id))
-        if kind == CHEATSHEET:
-            board = board[:1]  # one sheet: this run's, or the newest inherited one
+        if kind == CHEATSHEET:  # one sheet: this run's, or the newest inherited one
+            board = sorted(own or lessons, key=lambda r: (-r.created, r.id))[:1]
         self.recalled.setdefault(episode, []).extend(r.id for r in board)
+        shown = [provenance(Recalled(r), self.task.id, self.settings.run_id) for r in board]
+        data = {"hits": shown, "kind": kind, "board": True, "env": self.env}
+        self.log(episode, "recall", output="\n".join(r.text for r in board), data=data)
         return board
 
     async def keep(self, kind: str, text: str, attempt: Attempt) -> Reflection | None:
@@ -122,8 +129,16 @@ class Experience:
         if self.memory is None:
             return []
         self.episode_now = episode
-        if self.settings.frozen or not isinstance(self.memory, Revising):
-            why = "frozen memory" if self.settings.frozen else "the memory cannot revise"
+        if (
+            self.settings.frozen
+            or not self.settings.stream
+            or not isinstance(self.memory, Revising)
+        ):
+            why = "the memory cannot revise"
+            if not self.settings.stream:  # concurrent tasks would race on one board
+                why = "a board changes only under --order stream"
+            if self.settings.frozen:
+                why = "frozen memory"
             notes = [f"skipped {e.op}: {why}" for e in edits]
         else:
             board = {r.id: r for r in await self.board(kind, episode)}
@@ -151,6 +166,7 @@ class Experience:
             return f"skipped {edit.op} {target.id}: empty or over {RULE_CHARS} characters"
         after = dataclasses.replace(target, text=text, votes=votes)
         if kind == RULE and votes <= 0:
+            board.pop(target.id)  # a later line of the same reply cannot bring it back
             return await self._change(target, None, f"{edit.op} {target.id}: 0 votes, dropped")
         board[target.id] = after
         return await self._change(target, after, f"{edit.op} {target.id}: {votes} votes")
@@ -161,7 +177,8 @@ class Experience:
         text = text.strip()
         if not text or (kind == RULE and len(text) > RULE_CHARS):
             return f"skipped add: empty or over {RULE_CHARS} characters"
-        if kind == RULE and len(board) >= MAX_RULES:
+        mine = [r for r in board.values() if r.run_id == self.settings.run_id]
+        if kind == RULE and len(mine) >= MAX_RULES:
             return f"skipped add: the board holds {MAX_RULES} rules"
         if any(r.text.casefold() == text.casefold() for r in board.values()):
             return "skipped add: the board holds this text already"

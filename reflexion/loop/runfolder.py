@@ -88,6 +88,12 @@ class RunFolder:
     def steps(self) -> list[Step]:
         return [Step.from_dict(r) for r in read_jsonl(self.path / TRACE)]
 
+    def unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
+        """The trace steps of trials with no result (read only: see set_aside_unfinished)."""
+        done = set(done)
+        records = read_jsonl(self.path / TRACE)
+        return [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
+
     def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """Move trace steps of trials with no result to trace.interrupted.jsonl; return them."""
         done = set(done)

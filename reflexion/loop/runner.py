@@ -101,7 +101,10 @@ async def _run(
         stream = _stream(plan)
         plan.folder.save_config(plan.saved)  # only once every input has been checked
         done = {r.key for r in plan.folder.results()}
-        _forget_interrupted(plan.folder.set_aside_unfinished(done), plan.memories)
+        # the store first, then the trace: if undoing fails (a server down) or we die in between,
+        # the next resume still finds the cut-off steps; undoing twice is harmless
+        _forget_interrupted(plan.folder.unfinished(done), plan.memories)
+        plan.folder.set_aside_unfinished(done)
         jobs = [job for job in _jobs(plan) if job not in done]
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path)
         for line in (loaded(plan.loads), resume.message()):

@@ -193,8 +193,8 @@ class RecordedTrial:
         """Credit the lessons recalled for this episode with what their attempt did against
         the trial's attempt before (see Crediting)."""
         ids = self.counters.recalled.pop(episode, [])
-        if not ids or not isinstance(self.memory, Crediting):
-            return
+        if not ids or not isinstance(self.memory, Crediting) or self.settings.frozen:
+            return  # a frozen memory is not written, its credit counts included
         before = self.attempts[-1].score.value if self.attempts else None
         outcome = None
         if before is not None:

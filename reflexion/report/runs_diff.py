@@ -87,6 +87,9 @@ def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
     names = [list(dict.fromkeys(r.strategy for r in rs)) for rs in results]
     shared = [s for s in names[0] if s in names[1]]
     only = tuple(s for s in [*names[0], *names[1]] if s not in shared)
+    for strategy in shared:  # a run still under way has finished some strategies only
+        picked = [[r for r in rs if r.strategy == strategy] for rs in results]
+        check_same_tasks(f"{a} ({strategy})", f"{b} ({strategy})", *picked)
     steps = [run_steps(a), run_steps(b)]
     return RunsDiff(
         str(a),
