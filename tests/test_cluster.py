@@ -106,9 +106,9 @@ def test_a_window_is_one_trials_own_so_ray_runs_the_default_strategies() -> None
     from reflexion.loop.cluster import check
     from reflexion.loop.config import RunConfig
     from reflexion.loop.setup import Injected
-    from reflexion.strategies import BUILTIN
+    from reflexion.strategies import DEFAULT
 
-    defaults = tuple(BUILTIN)  # what `reflexion compare` runs when given no --strategies
+    defaults = tuple(DEFAULT)  # what `reflexion compare` runs when given no --strategies
     check(RunConfig(env="quadratic", strategies=("reflexion-window",)), Injected())
     check(RunConfig(strategies=("reflexion",), memory_backend="window"), Injected())
     with pytest.raises(UsageError, match="^--executor ray: reflexion keeps lessons;"):
