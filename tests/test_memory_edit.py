@@ -117,7 +117,8 @@ def test_why_shows_the_query_the_recalled_the_cut_off_and_what_followed(
     argv += ["--k", "1", "--scope", "global", "--order", "stream", "--out", str(out), *FAST]
     assert main(argv) == 0
     text = out_of(["memory", "why", str(out), "q2", "1"], capsys)
-    assert text.startswith("reflexion seed 0, task q2, episode 1: k=1, scope global")
+    header = "reflexion seed 0, task q2, episode 1, reflection lessons: k=1, scope global"
+    assert text.startswith(header)
     assert "query: Find x in R^3 that maximises" in text  # the task prompt it searched with
     recalled = text.split("recalled:\n")[1].split("cut off")[0]
     assert recalled.count("  1. ") == 1 and "from another task, this run" in recalled

@@ -69,13 +69,13 @@ def _print(report: Any, path: Path) -> None:
         "each episode rerun with every lesson it recalled and without this one"
     )
     print(
-        f"{'lesson':<17} {'task':<16} {'episode':>7} {'with':>6} {'without':>8}  effect  "
-        "held-out with/without"
+        f"{'lesson':<17} {'kind':<10} {'task':<16} {'episode':>7} {'with':>6} {'without':>8}  "
+        "effect  held-out with/without"
     )
     for p in probes:
         held = f"{_word(p.passed_with)}/{_word(p.passed_without)}"
         print(
-            f"{p.lesson:<17} {p.task_id:<16} {p.episode:>7} {p.score_with:>6.3g} "
+            f"{p.lesson:<17} {p.kind:<10} {p.task_id:<16} {p.episode:>7} {p.score_with:>6.3g} "
             f"{p.score_without:>8.3g}  {p.effect:<6}  {held}"
         )
     same = sum(p.score_with == p.recorded_score for p in probes)

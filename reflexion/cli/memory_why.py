@@ -1,7 +1,8 @@
 """`reflexion memory why RUN TASK EPISODE`: why an episode recalled what it did. The query, every
 recalled lesson with its similarity, score and rank, the lessons the scope or k cut off (and
 which of the two), and what happened to the attempt that followed. Each recall is explained by
-the store its strategy used, in that store's own order (a window's is newest first).
+the store its strategy used, in that store's own order (a window's is newest first), among the
+lessons of its kind. A board (the rules, the cheatsheet) is shown whole: nothing is cut off.
 
     reflexion memory why runs/x q4 2 --strategy reflexion
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Recalled, RecallScope, Reflection, Step
+from reflexion.core.records import CHEATSHEET, REFLECTION, Recalled, RecallScope, Reflection, Step
 from reflexion.curate.lessons import pick_task
 from reflexion.curate.stores import kept_by
 from reflexion.loop.runfolder import RunFolder
@@ -55,12 +56,16 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
 def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list[Curated]) -> str:
     data = step.data
     query = step.prompt[0].content if step.prompt else ""
+    kind = str(data.get("kind", REFLECTION))
     k, rank = data.get("k", config.get("k", 3)), config.get("rank", "similarity")
     ranking = "newest first" if all(s.kind == "window" for s in stores) else f"ranking {rank}"
+    how = f"k={k}, scope {data.get('scope', '?')}, {ranking}"
+    if data.get("board"):
+        how = "the newest sheet" if kind == CHEATSHEET else "the whole board, most votes first"
     lines = [
-        f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}: "
-        f"k={k}, scope {data.get('scope', '?')}, {ranking}",
-        f"query: {_short(query, 200)}",
+        f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}, "
+        f"{kind} lessons: {how}",
+        f"query: {_short(query, 200)}" if query else "query: none (a board is not searched)",
         "recalled:",
     ]
     hits = data.get("hits", [])
@@ -71,21 +76,28 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
         )
     if not hits:
         lines.append("  (nothing)")
-    lines += _cut_off(step, stores, {h["id"] for h in hits})
+    if data.get("board"):
+        lines.append("cut off: nothing (a board is shown whole)")
+    else:
+        lines += _cut_off(step, stores, {h["id"] for h in hits}, kind)
     lines.append(f"then: {_then(step, steps)}")
     return "\n".join(lines) + "\n"
 
 
-def _cut_off(step: Step, stores: list[Curated], recalled: set[str]) -> list[str]:
-    """The store's other lessons that existed at the recall, and what kept each out."""
+def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -> list[str]:
+    """The store's other lessons of `kind` that existed at the recall, and what kept each out."""
     data, query = step.data, step.prompt[0].content if step.prompt else ""
-    where = (step.run_id, step.strategy, step.seed, step.episode)
+    stream = bool(data.get("stream", False))
+    # as reflexion.loop.experience asks: in a parallel run, no lesson of this run for other tasks
+    episode = step.episode if kind == REFLECTION or stream else 0
+    where = (step.run_id, step.strategy, step.seed, episode)
     scope = RecallScope(
         str(data.get("env", "")),
         step.task_id,
         *where,
         str(data.get("scope", "task")),
-        stream=bool(data.get("stream", False)),
+        stream=stream,
+        kinds=(kind,),
     )
     at = float(data.get("at", float("inf")))
     every: list[Recalled] = []
@@ -93,7 +105,13 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str]) -> list[str]
     for store in stores:
         every += store.search(query, k=max(len(store.lessons()), 1))
         order += store.ranked(query, scope, at)
-    there = [h for h in every if h.reflection.created <= at and h.reflection.id not in recalled]
+    there = [
+        h
+        for h in every
+        if h.reflection.created <= at
+        and h.reflection.id not in recalled
+        and h.reflection.kind == kind
+    ]
     place = {h.reflection.id: i for i, h in enumerate(order, start=1)}
     lines = ["cut off:" if there else "cut off: nothing (every lesson there was recalled)"]
     for h in sorted(there, key=lambda h: place.get(h.reflection.id, 10**9)):

@@ -8,8 +8,13 @@ the visible score did: higher with it ("helped"), lower ("hurt") or the same. Th
 verdicts are reported beside it, but never decide anything: `memory prune --harmful` acts on the
 visible effect only, so no held-out signal shapes what a later prompt recalls.
 
-A lesson of a store that keeps no credit (the window) is rerun and reported like any other; only
-its count is not kept.
+Every kind of lesson is probed: an episode is rerun with everything its recall steps showed
+(its own task's reflections, recalled exemplars or items, a board of rules or the cheatsheet),
+and without one lesson. A board changes while a run goes on, so its lessons are rerun with the
+text the trace recorded at that episode; other lessons with their stored text, and an episode
+whose stored lessons were edited since is skipped. A lesson of a store that keeps no credit (the
+window), or one no longer stored (a rule dropped at 0 votes), is rerun and reported like any
+other; only its count is not kept.
 
     >>> report = audit_run(Path("runs/main"), stores, sample=10)      # doctest: +SKIP
     >>> [(p.lesson, p.effect) for p in report.probes]                 # doctest: +SKIP
@@ -19,10 +24,12 @@ its count is not kept.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -30,7 +37,7 @@ from envs.registry import make_env
 from reflexion.core.curation import CREDIT, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Env
-from reflexion.core.records import Recalled, Record, Reflection, Step, Task
+from reflexion.core.records import REFLECTION, Recalled, Record, Reflection, Step, Task
 from reflexion.loop.config import FIELDS, RunConfig
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.setup import ActorFor, actors_for
@@ -51,6 +58,7 @@ class Probe(Record):
     passed_with: bool  # held-out: reported, never acted on
     passed_without: bool
     recorded_score: float  # what the run itself scored in that episode
+    kind: str = REFLECTION  # the lesson's kind
 
     @property
     def effect(self) -> str:
@@ -64,6 +72,24 @@ class Probe(Record):
 
 
 @dataclass(frozen=True)
+class Shown:
+    """What one recall step put before the model: its lessons, their kind, and their texts."""
+
+    hits: tuple[dict[str, Any], ...]  # as the trace recorded them (id, run_id, task_id, ...)
+    kind: str
+    output: str  # the texts as recalled, one after another (to check they are unchanged)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(str(h["id"]) for h in self.hits)
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the trace kept each lesson's text as shown (a board: it changes)."""
+        return all("text" in h for h in self.hits)
+
+
+@dataclass(frozen=True)
 class Recall:
     """An episode that recalled lessons, and what the run recorded for it."""
 
@@ -72,9 +98,13 @@ class Recall:
     task_id: str
     seed: int
     episode: int
-    lessons: tuple[str, ...]  # ids, in the order recalled
-    texts: str  # their texts as recalled, one after another (to check they are unchanged)
+    shown: tuple[Shown, ...]  # the episode's recall steps before its first generate, in order
     score: float
+
+    @property
+    def lessons(self) -> tuple[str, ...]:
+        """Every lesson id shown, in the order recalled."""
+        return tuple(i for group in self.shown for i in group.ids)
 
 
 @dataclass(frozen=True)
@@ -87,23 +117,27 @@ class AuditReport:
 
 
 def recalls_in(steps: Sequence[Step]) -> list[Recall]:
-    """Every episode whose recall returned lessons and that then made an attempt."""
+    """Every episode whose recall steps, before its first generate, returned lessons (of any
+    kind) and that then made an attempt."""
     by_episode: dict[tuple[str, str, int, int], list[Step]] = {}
     for s in steps:
         by_episode.setdefault((s.strategy, s.task_id, s.seed, s.episode), []).append(s)
     found = []
     for (strategy, task_id, seed, episode), group in by_episode.items():
-        recall = next((s for s in group if s.kind == "recall"), None)
-        asked = next((s for s in group if s.kind == "generate"), None)
+        asked = next((i for i, s in enumerate(group) if s.kind == "generate"), None)
         score = next((s for s in group if s.kind == "score"), None)
-        hits = recall.data.get("hits", []) if recall is not None else []
-        if recall is None or not hits or asked is None or score is None:
+        if asked is None or score is None:
             continue
-        ids = tuple(str(h["id"]) for h in hits)
-        value = float(score.data.get("value", 0.0))
-        found.append(
-            Recall(recall.run_id, strategy, task_id, seed, episode, ids, recall.output, value)
+        # subtle: a design's learning after the attempt reads its board again: not shown to it
+        recalls = [s for s in group[:asked] if s.kind == "recall" and s.data.get("hits")]
+        if not recalls:
+            continue
+        shown = tuple(
+            Shown(tuple(s.data["hits"]), str(s.data.get("kind", REFLECTION)), s.output)
+            for s in recalls
         )
+        value = float(score.data.get("value", 0.0))
+        found.append(Recall(recalls[0].run_id, strategy, task_id, seed, episode, shown, value))
     return found
 
 
@@ -143,10 +177,11 @@ def audit_run(
     tasks = {t.id: t for t in env.tasks()}
     done = asyncio.run(_all(chosen, lessons, tasks, env, make_actor, config.concurrency))
     probes = [p for p in done if isinstance(p, Probe)]
-    kept = [p for p in probes if CREDIT in holders[p.lesson].can]
+    held = [p for p in probes if p.lesson in holders]  # not a rule dropped since
+    kept = [p for p in held if CREDIT in holders[p.lesson].can]
     counted = sum(holders[p.lesson].count_audit(p.lesson, p.effect, p.key) for p in kept)
     uncounted = sorted(
-        {holders[p.lesson].kind for p in probes} - {holders[p.lesson].kind for p in kept}
+        {holders[p.lesson].kind for p in held} - {holders[p.lesson].kind for p in kept}
     )
     skipped = [p for p in done if isinstance(p, str)]
     candidates = sum(len(r.lessons) for r in recalls)
@@ -188,13 +223,14 @@ async def _probe(
 ) -> Probe | str:
     where = f"{recall.strategy} {recall.task_id} seed {recall.seed} episode {recall.episode}"
     task = tasks.get(recall.task_id)
-    missing = [i for i in recall.lessons if i not in lessons]
-    if task is None or missing:
-        what = f"task {recall.task_id}" if task is None else f"lessons {', '.join(missing)}"
-        return f"{where}, lesson {lesson}: {what} no longer there"
-    recalled = [Recalled(lessons[i]) for i in recall.lessons]
-    if "\n".join(r.reflection.text for r in recalled) != recall.texts:
-        return f"{where}, lesson {lesson}: the recalled lessons were edited since the run"
+    if task is None:
+        return f"{where}, lesson {lesson}: task {recall.task_id} no longer there"
+    recalled: list[Recalled] = []
+    for group in recall.shown:
+        found = _as_shown(group, lessons, recall, env.name)
+        if isinstance(found, str):
+            return f"{where}, lesson {lesson}: {found}"
+        recalled += found
     runs = []
     for kept in (recalled, [r for r in recalled if r.reflection.id != lesson]):
         call = await make_actor(recall.seed).generate(task, kept, 0)
@@ -203,6 +239,33 @@ async def _probe(
         runs.append((score.value, held_out.solved))
     (with_score, with_passed), (without_score, without_passed) = runs
     where_from = (recall.run_id, recall.strategy, recall.task_id, recall.seed, recall.episode)
-    return Probe(
-        lesson, *where_from, with_score, without_score, with_passed, without_passed, recall.score
-    )
+    kind = next(r.reflection.kind for r in recalled if r.reflection.id == lesson)
+    scores = (with_score, without_score, with_passed, without_passed, recall.score)
+    return Probe(lesson, *where_from, *scores, kind)
+
+
+def _as_shown(
+    group: Shown, lessons: dict[str, Reflection], recall: Recall, env: str
+) -> list[Recalled] | str:
+    """The lessons of one recall step as the episode saw them, or why they cannot be."""
+    if group.recorded:  # a board: the text the trace kept, on the lesson if it is still stored
+        return [
+            Recalled(_lesson_as_recorded(h, group.kind, lessons, recall, env)) for h in group.hits
+        ]
+    missing = [i for i in group.ids if i not in lessons]
+    if missing:
+        return f"lessons {', '.join(missing)} no longer there"
+    now = [lessons[i] for i in group.ids]
+    if "\n".join(r.text for r in now) != group.output:
+        return "the recalled lessons were edited since the run"
+    return [Recalled(r) for r in now]
+
+
+def _lesson_as_recorded(
+    hit: dict[str, Any], kind: str, lessons: dict[str, Reflection], recall: Recall, env: str
+) -> Reflection:
+    stored = lessons.get(str(hit["id"]))
+    if stored is not None:
+        return dataclasses.replace(stored, text=str(hit["text"]))
+    who = (str(hit.get("run_id", "")), recall.strategy, env, str(hit.get("task_id", "")))
+    return Reflection(str(hit["id"]), str(hit["text"]), *who, recall.seed, 0, 0.0, 0.0, kind=kind)

@@ -103,7 +103,10 @@ class Experience:
         if kind == CHEATSHEET:  # one sheet: this run's, or the newest inherited one
             board = sorted(own or lessons, key=lambda r: (-r.created, r.id))[:1]
         self.recalled.setdefault(episode, []).extend(r.id for r in board)
-        shown = [provenance(Recalled(r), self.task.id, self.settings.run_id) for r in board]
+        # subtle: a board changes as the run goes on, so each lesson's text as shown is kept
+        # (`memory audit` reruns the episode with it)
+        run_id = self.settings.run_id
+        shown = [provenance(Recalled(r), self.task.id, run_id) | {"text": r.text} for r in board]
         data = {"hits": shown, "kind": kind, "board": True, "env": self.env}
         self.log(episode, "recall", output="\n".join(r.text for r in board), data=data)
         return board

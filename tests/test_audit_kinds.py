@@ -1,0 +1,100 @@
+"""`memory audit` probes every kind of lesson: an episode of a design that learns across tasks is
+rerun with all it was shown (a board as it was then, recalled exemplars or items, the task's own
+reflections) and without one lesson. The model's reply is a function of its prompt
+(tests/prompt_model.py), so a rerun that rebuilds the episode's prompt exactly scores what the
+run recorded."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_memory_edit import out_of
+
+from reflexion.cli import main
+
+RUN = ["compare", "--env", "python:prompt_model:WordsEnv", "--model"]
+RUN += ["python:prompt_model:PromptModel", "--order", "stream", "--episodes", "3"]
+RUN += ["--embedder", "hash-64", "--no-progress"]
+
+
+def audited(tmp_path: Path, strategy: str, capsys: pytest.CaptureFixture[str]) -> str:
+    out = tmp_path / strategy
+    assert main([*RUN, "--strategies", strategy, "--out", str(out)]) == 0
+    return out_of(["memory", "audit", str(out), "--sample", "200"], capsys)
+
+
+def probes(report: str) -> list[tuple[str, str]]:
+    """(kind, effect) of each probe printed."""
+    rows = re.findall(
+        r"^[0-9a-f]{16} +(\w+) +\S+ +\d+ +\S+ +\S+ +(helped|hurt|same) ", report, re.M
+    )
+    return [(kind, effect) for kind, effect in rows]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "kinds"),
+    [
+        ("reflexion+cheatsheet", {"cheatsheet", "reflection"}),
+        ("insights", {"rule"}),
+        ("bank", {"item"}),
+        ("exemplars", {"exemplar"}),
+    ],
+)
+def test_every_kind_is_probed_and_each_rerun_repeats_the_run(
+    tmp_path: Path, strategy: str, kinds: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = audited(tmp_path, strategy, capsys)
+    found = probes(report)
+    total = re.search(r"audited (\d+) of (\d+) \(episode, lesson\) pairs", report)
+    assert total is not None and int(total[1]) == int(total[2]) == len(found) > 0
+    assert {kind for kind, _ in found} == kinds
+    # the cheatsheet and the rules change during the run: each episode is rerun with the board
+    # as it was then, so none is skipped as "edited", and every rerun gives the recorded score
+    assert "skipped" not in report
+    assert f"scored what the run recorded in {len(found)} of {len(found)}" in report
+
+
+def lesson_kinds(run: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    listed = out_of(["memory", "export", str(run)], capsys)
+    return {
+        row["id"]: row.get("kind", "reflection") for row in map(json.loads, listed.split("\n")[:-1])
+    }
+
+
+def test_why_explains_each_kind_among_its_own_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    assert main([*RUN, "--strategies", "reflexion+bank", "--out", str(run)]) == 0
+    kinds = lesson_kinds(run, capsys)
+    steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    # an episode whose two recalls (items from other tasks, the task's own reflections) found some
+    found = {}
+    for s in steps:
+        if s["kind"] == "recall" and s["data"]["hits"]:
+            found.setdefault((s["task_id"], s["episode"]), set()).add(s["data"].get("kind"))
+    task, episode = next(key for key, seen in found.items() if seen == {"item", None})
+    why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
+    items, reflections = why.split("\n\n")[:2]
+    assert "item lessons: k=3, scope global" in items
+    assert "reflection lessons: k=3, scope task" in reflections
+    for block, kind in ((items, "item"), (reflections, "reflection")):
+        cut = block.split("cut off:")[1].split("then:")[0]
+        listed = re.findall(r"^  ([0-9a-f]{16}) ", cut, re.M)
+        assert all(kinds[i] == kind for i in listed), (kind, cut)
+    assert any(kinds[i] == "reflection" for i in kinds) and any(k == "item" for k in kinds.values())
+
+
+def test_why_says_a_board_is_shown_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    assert main([*RUN, "--strategies", "cheatsheet", "--out", str(run)]) == 0
+    steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    board = next(s for s in steps if s["kind"] == "recall" and s["data"]["hits"])
+    why = out_of(["memory", "why", str(run), board["task_id"], str(board["episode"])], capsys)
+    assert "cheatsheet lessons: the newest sheet" in why
+    assert "cut off: nothing (a board is shown whole)" in why
