@@ -90,6 +90,12 @@ def _textworld(arg: str | None) -> Env:
     return TextWorldEnv.from_spec(arg)
 
 
+def _cooking(arg: str | None) -> Env:
+    from envs.textgames import cooking_env
+
+    return cooking_env(arg)
+
+
 def _game24(arg: str | None) -> Env:
     from envs.game24 import Game24Env
 
@@ -110,6 +116,7 @@ BUILTINS: dict[str, EnvFactory] = {
     "jsonl": _jsonl,
     "constrained": _constrained,
     "textworld": _textworld,
+    "cooking": _cooking,
     "game24": _game24,
     "python": _python,
 }

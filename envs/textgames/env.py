@@ -1,4 +1,5 @@
-"""`--env textworld:N`: N text games made offline with `textworld`, played step by step.
+"""`--env textworld:N`: N text games made offline with `textworld`, played step by step (and
+`--env cooking:N`, the same env over a family of cooking games: envs/textgames/cooking.py).
 
 An episode is a rollout: the actor reads the room, picks one of the commands the game admits
 (the 1.5B model could not play otherwise), and the game answers, until it is won, lost, or the
@@ -20,7 +21,13 @@ import dataclasses
 import warnings
 from typing import Any
 
-from envs.textgames.games import FIRST_SEED, Difficulty, game_file, textworld_module
+from envs.textgames.games import (
+    FIRST_SEED,
+    Difficulty,
+    GameFamily,
+    game_file,
+    textworld_module,
+)
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Observation, Score, Task
 
@@ -73,17 +80,18 @@ def _clean(text: str, objective: str) -> str:
 
 
 class TextWorldEnv:
-    name = "textworld"
+    """Games 0..count-1 of a family (TextWorld quests by default); the env is named after it."""
 
-    def __init__(self, count: int = 5, difficulty: Difficulty | None = None) -> None:
-        self.difficulty = difficulty or Difficulty()
+    def __init__(self, count: int = 5, difficulty: GameFamily | None = None) -> None:
+        self.difficulty: GameFamily = difficulty or Difficulty()
+        self.name = self.difficulty.name
         self.max_steps = self.difficulty.steps
         self._paths: dict[str, str] = {}
         self._tasks: list[Task] = []
         for i in range(count):
             seed = FIRST_SEED + i
             path = game_file(seed, self.difficulty)
-            task_id = f"textworld/{self.difficulty.slug()}-s{seed}"
+            task_id = f"{self.name}/{self.difficulty.slug()}-s{seed}"
             self._paths[task_id] = str(path)
             objective = self._objective(str(path))
             prompt = PROMPT.format(objective=objective, steps=self.max_steps)
@@ -95,11 +103,8 @@ class TextWorldEnv:
         steps=S` (any of the knobs)."""
         if arg is None:
             return cls()
-        count, *knobs = arg.split(",")
-        if not count.isdigit() or not 1 <= int(count) <= MAX_GAMES:
-            msg = f"textworld:N needs N between 1 and {MAX_GAMES}, got {count!r}"
-            raise UsageError(msg)
-        return cls(int(count), _difficulty(knobs))
+        count, knobs = split_spec("textworld", arg)
+        return cls(count, _difficulty(knobs))
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)
@@ -139,6 +144,19 @@ class TextWorldEnv:
             return game.objective
         finally:
             game.close()
+
+
+def split_spec(name: str, arg: str) -> tuple[int, list[str]]:
+    """The count of games and the knobs of `NAME:N,knob=value,...` (after the colon).
+
+    >>> split_spec("cooking", "3,recipe=2")
+    (3, ['recipe=2'])
+    """
+    count, *knobs = arg.split(",")
+    if not count.isdigit() or not 1 <= int(count) <= MAX_GAMES:
+        msg = f"{name}:N needs N between 1 and {MAX_GAMES}, got {count!r}"
+        raise UsageError(msg)
+    return int(count), knobs
 
 
 def _difficulty(knobs: list[str]) -> Difficulty:
