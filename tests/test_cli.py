@@ -170,7 +170,7 @@ def test_the_installed_command_reports_errors_without_a_traceback(tmp_path: Path
         timeout=60,
     )
     assert proc.returncode == 2
-    known = "constrained, game24, humaneval, jsonl, python, quadratic, textworld"
+    known = "constrained, cooking, game24, humaneval, jsonl, python, quadratic, textworld"
     assert proc.stderr.strip() == f"reflexion: error: unknown env 'nope'; known: {known}"
     assert "Traceback" not in proc.stderr
 

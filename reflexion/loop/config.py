@@ -51,7 +51,9 @@ class RunConfig(Record):
     env: str = setting(
         "",
         help="quadratic (no LLM), humaneval[:N|:spread-N|:first-miss|:ids=...], "
-        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], game24:N[,seed=S] "
+        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], "
+        "cooking:N[,recipe=R,take=T,go=G,cook=0|1,cut=0|1,open=0|1,steps=S] (for both games "
+        "the held-out check is the visible replay), game24:N[,seed=S] "
         "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
         "python:MODULE:ATTR, or a name you registered",
         result=True,
