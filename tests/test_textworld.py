@@ -155,3 +155,26 @@ def test_knobs_textworld_cannot_build_are_one_line_and_exit_2(
     assert "cannot make a textworld game with rooms=1, objects=1, length=100" in err
     assert len(err.strip().splitlines()) == 1
     assert not list((tmp_path / "cache" / "textworld").glob("*"))  # nothing half-made kept
+
+
+def test_insights_learns_a_rule_from_one_game_and_the_next_game_plays_with_it(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    """A design that learns across tasks, on games: the first game's trajectory goes to the
+    distill prompt, and the rule it adds is in the system message of every step of the next."""
+    replies = ["look"] * 5 + ["ADD: Read the goal, then act on it."] + ["look"] * 5 + ["UPVOTE 1"]
+    model = scripted(replies)
+    config = RunConfig(env="textworld", strategies=("insights",), out=str(tmp_path / "run"),
+                       episodes=1, order="stream", embedder="hash-64")  # fmt: skip
+    results = run(config, model=model, env=env)
+    assert [r.attempts for r in results] == [1, 1]
+    distill = "\n".join(str(m.content) for m in model.prompts[5])
+    assert "> look" in distill and "failed the check: Not won after 5 actions" in distill
+    first, second = model.prompts[0], model.prompts[6]
+    assert "Rules learned" not in str(first[0].content)
+    assert str(second[0].content).endswith("1. Read the goal, then act on it.")  # the system
+    steps = RunFolder(tmp_path / "run").steps()
+    assert [s.data.get("memory_tokens", 0) > 0 for s in steps if s.kind == "generate"] == [
+        False,
+        True,
+    ]

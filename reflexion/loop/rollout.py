@@ -17,15 +17,17 @@ rollout is recorded as one call whose tokens are the sum of its steps; identical
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from reflexion.core.protocols import InteractiveEnv
-from reflexion.core.records import Attempt, Call, Observation, Recalled, Task, Turn
+from reflexion.core.records import Attempt, Call, Observation, Recalled, Reflection, Task, Turn
 from reflexion.loop.actor import ChatActor
-from reflexion.loop.prompts import CORRECT_REQUEST, LESSONS_HEADER
+from reflexion.loop.memory_text import place
+from reflexion.loop.prompts import CORRECT_REQUEST
 
 PLAY_SYSTEM = (
     "You are playing a text adventure game. Reach the goal in as few actions as you can. "
@@ -44,9 +46,15 @@ class RolloutActor:
         self.actor, self.env = actor, env
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
-        texts = [r.reflection.text for r in lessons]
-        context = LESSONS_HEADER + "\n".join(f"- {x}" for x in texts) if texts else ""
-        return await self._play("generate", task, context)
+        """A play with the lessons placed as in any prompt (reflexion.loop.memory_text): the
+        boards after the system prompt, examples and notes before the goal, the task's own
+        reflections after it, all within --memory-tokens."""
+        placed = place([r.reflection for r in lessons], self.actor.memory_tokens)
+        context = "\n\n" + placed.after_task if placed.after_task else ""
+        system = f"{PLAY_SYSTEM}\n\n{placed.system}" if placed.system else PLAY_SYSTEM
+        start = f"{placed.before_task}\n\nYour task:\n" if placed.before_task else ""
+        call = await self._play("generate", task, context, system, start)
+        return dataclasses.replace(call, memory_tokens=placed.tokens)
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._play("refine", task, _earlier(history) + AGAIN)
@@ -60,7 +68,15 @@ class RolloutActor:
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         return await self.actor.reflect(task, attempt)
 
-    async def _play(self, role: str, task: Task, context: str) -> Call:
+    async def distill(
+        self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> Call:
+        """Experience for other games, from this game's trajectories (the chat actor's call)."""
+        return await self.actor.distill(task, kind, attempts, board)
+
+    async def _play(
+        self, role: str, task: Task, context: str, system: str = PLAY_SYSTEM, start: str = ""
+    ) -> Call:
         game = await asyncio.to_thread(self.env.play, task)
         calls: list[Call] = []
         transcript: list[str] = []
@@ -68,8 +84,8 @@ class RolloutActor:
             seen = await asyncio.to_thread(game.reset)
             transcript.append(seen.text)
             messages: list[BaseMessage] = [
-                SystemMessage(PLAY_SYSTEM),
-                HumanMessage(f"{task.prompt}{context}\n\n{_turn(seen)}"),
+                SystemMessage(system),
+                HumanMessage(f"{start}{task.prompt}{context}\n\n{_turn(seen)}"),
             ]
             for _ in range(self.env.max_steps):
                 call = await self.actor.act(messages)
