@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.chroma.credit import credits
 from memory.chroma.store import ChromaMemory
 from memory.window import WindowMemory
 
@@ -148,18 +149,19 @@ def finish(out: Path, **env: str) -> None:
 
 def outcome(out: Path) -> tuple[list[tuple], list[tuple]]:
     """What a user would compare: each trial's result, and every lesson (its provenance, kind,
-    text and votes), in an order that depends neither on timing nor on the run's own id."""
+    text, votes and credit), in an order that depends neither on timing nor on the run's own id."""
     results = sorted(
         (r["strategy"], r["task_id"], r["seed"], *(r[f] for f in RESULT),
          [(c["score"], c["passed"]) for c in r["curve"]])
         for r in lines(out / "results.jsonl")
     )  # fmt: skip
     with ChromaMemory.open(out / "memory") as store:
-        stored = store.reflections()
+        stored, credit = store.reflections(), credits(store)
     assert len({r.id for r in stored}) == len(stored)
     lessons = sorted(
-        (r.strategy, r.task_id, r.seed, r.episode, r.kind, r.text, r.votes, r.score) for r in stored
-    )
+        (r.strategy, r.task_id, r.seed, r.episode, r.kind, r.text, r.votes, r.score, credit[r.id])
+        for r in stored
+    )  # each lesson's credit too: a resumed trial's recalls are counted once
     return results, lessons
 
 

@@ -2,7 +2,9 @@
 in context did against the trial's attempt before: its visible score rose ("helped"), fell
 ("hurt") or stayed the same. A recall with no earlier attempt in its trial (an episode-1 recall
 of another task's or run's lesson) counts as a recall only. Kept in the lesson's own metadata,
-so it travels with the store; an edit starts it afresh.
+so it travels with the store; an edit starts it afresh. Each count names its episode (a short
+key), and an episode already counted is not counted again: a trial cut off by a crash and run
+again on resume recalls the same lessons, and they are counted once.
 
 Those counts are observations: other lessons were recalled alongside. `reflexion memory audit`
 measures instead: it reruns a recalling episode without the lesson and records, as `audit_*`,
@@ -14,6 +16,7 @@ whether the visible score with the lesson was higher ("helped"), lower ("hurt") 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -23,8 +26,10 @@ from reflexion.core.curation import OUTCOMES, Credit
 
 AUDITS = tuple(f"audit_{o}" for o in OUTCOMES)
 COUNTS = ("recalls", *OUTCOMES, *AUDITS)
-# Row metadata that is not the lesson itself: its counts, the audited episodes, the merged ones.
-EXTRAS = (*COUNTS, "audited", "merged")
+# Row metadata that is not the lesson itself: its counts, the credited and audited episodes, the
+# merged provenances.
+EXTRAS = (*COUNTS, "credited", "audited", "merged")
+KEY_CHARS = 12  # a credited episode's key: a hash, so that a much-recalled board stays small
 
 
 class Rows(Protocol):
@@ -48,17 +53,24 @@ def extras_of(memory: Rows, lesson_id: str) -> dict[str, Any]:
 def set_extras(memory: Rows, lesson_id: str, extras: Mapping[str, Any]) -> None:
     """Give a stored lesson these extras; counts not in `extras` start afresh (at 0)."""
     fresh: dict[str, Any] = {k: 0 for k in COUNTS} | {"audited": "[]", "merged": "[]"}
+    fresh["credited"] = "[]"
     with memory.rows() as rows:
         if rows.get(ids=[lesson_id], include=[])["ids"]:
             rows.update(ids=[lesson_id], metadatas=[fresh | dict(extras)])
 
 
-def add_credit(memory: Rows, ids: Sequence[str], outcome: str | None) -> None:
-    """One more recall of each of `ids`, and one more `outcome` (None: no comparison)."""
+def add_credit(
+    memory: Rows, ids: Sequence[str], outcome: str | None, episode: str | None = None
+) -> None:
+    """One more recall of each of `ids`, and one more `outcome` (None: no comparison); with
+    `episode` (a key naming it), a lesson that episode counted before is not counted again."""
     if outcome is not None and outcome not in OUTCOMES:
         msg = f"outcome must be one of {OUTCOMES} or None, got {outcome!r}"
         raise ValueError(msg)
-    _count(memory, ids, ["recalls"] + ([outcome] if outcome else []))
+    key = None
+    if episode is not None:
+        key = hashlib.sha1(episode.encode()).hexdigest()[:KEY_CHARS]
+    _count(memory, ids, ["recalls"] + ([outcome] if outcome else []), key)
 
 
 def add_audit(memory: Rows, lesson_id: str, outcome: str, episode: str) -> bool:
@@ -81,20 +93,26 @@ def add_audit(memory: Rows, lesson_id: str, outcome: str, episode: str) -> bool:
     return True
 
 
-def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str]) -> None:
+def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str], episode: str | None) -> None:
     unique = list(dict.fromkeys(ids))
     if not unique:
         return
     with memory.rows() as rows:  # read and write under one lock: no count is lost
         found = rows.get(ids=unique, include=["metadatas"])
-        metas = []
-        for meta in found["metadatas"] or []:
-            new = dict(meta)
+        counted, metas = [], []
+        for rid, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
+            new = dict(meta or {})
+            done = list(json.loads(str(new.get("credited", "[]"))))
+            if episode is not None and episode in done:
+                continue  # this episode was counted (a resumed trial recalls it again)
             for key in keys:
                 new[key] = int(new.get(key, 0) or 0) + 1
+            if episode is not None:
+                new["credited"] = json.dumps([*done, episode])
+            counted.append(rid)
             metas.append(new)
         if metas:
-            rows.update(ids=found["ids"], metadatas=metas)
+            rows.update(ids=counted, metadatas=metas)
 
 
 def credits(memory: Rows) -> dict[str, Credit]:

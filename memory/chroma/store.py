@@ -265,9 +265,10 @@ class ChromaMemory:
         with self._calling():
             yield self._collection
 
-    def credit(self, ids: Sequence[str], outcome: str | None) -> None:
-        """Count a recall of each lesson, and what followed it (see memory.chroma.credit)."""
-        add_credit(self, ids, outcome)
+    def credit(self, ids: Sequence[str], outcome: str | None, episode: str | None = None) -> None:
+        """Count a recall of each lesson, and what followed it, once per `episode` (see
+        memory.chroma.credit)."""
+        add_credit(self, ids, outcome, episode)
 
     @contextlib.contextmanager
     def changelog(self) -> Iterator[Versions]:

@@ -162,9 +162,12 @@ class Memory(Protocol):
 class Crediting(Protocol):
     """A memory that keeps credit per lesson: each recall, and whether the attempt made with it
     scored higher ("helped"), lower ("hurt") or the same ("same") as the trial's attempt before
-    (None: there was none)."""
+    (None: there was none). `episode` names the recalling episode: one counted before (a trial
+    cut off and run again on resume) is not counted twice."""
 
-    def credit(self, ids: Sequence[str], outcome: str | None) -> None: ...
+    def credit(
+        self, ids: Sequence[str], outcome: str | None, episode: str | None = None
+    ) -> None: ...
 
 
 @runtime_checkable

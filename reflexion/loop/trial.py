@@ -201,7 +201,8 @@ class RecordedTrial:
             outcome = (
                 "helped" if score.value > before else "hurt" if score.value < before else "same"
             )
-        await asyncio.to_thread(self.memory.credit, ids, outcome)
+        key = f"{self.settings.run_id}/{self.strategy}/{self.task.id}/{self.seed}/{episode}"
+        await asyncio.to_thread(self.memory.credit, ids, outcome, key)
 
     async def recall(self, episode: int, kind: str = REFLECTION) -> list[Recalled]:
         if self.memory is None:
