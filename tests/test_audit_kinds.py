@@ -9,12 +9,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.outputs import ChatResult
+from prompt_model import PromptModel
 from test_memory_edit import out_of
 
 from reflexion.cli import main
 
+SEEDED = "python:test_audit_kinds:SeededModel"
 RUN = ["compare", "--env", "python:prompt_model:WordsEnv", "--model"]
 RUN += ["python:prompt_model:PromptModel", "--order", "stream", "--episodes", "3"]
 RUN += ["--embedder", "hash-64", "--no-progress"]
@@ -88,13 +93,50 @@ def test_why_explains_each_kind_among_its_own_kind(
     assert any(kinds[i] == "reflection" for i in kinds) and any(k == "item" for k in kinds.values())
 
 
-def test_why_says_a_board_is_shown_whole(
+def test_why_explains_a_board_as_the_attempt_saw_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
     assert main([*RUN, "--strategies", "cheatsheet", "--out", str(run)]) == 0
     steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
-    board = next(s for s in steps if s["kind"] == "recall" and s["data"]["hits"])
-    why = out_of(["memory", "why", str(run), board["task_id"], str(board["episode"])], capsys)
+    episodes: dict[tuple[str, int], list[dict]] = {}
+    for s in steps:
+        episodes.setdefault((s["task_id"], s["episode"]), []).append(s)
+    # an episode that saw the sheet, then read it again after its attempt to rewrite it
+    task, episode = next(
+        key
+        for key, group in episodes.items()
+        if [s["kind"] for s in group if s["kind"] in ("recall", "generate")][:3]
+        == ["recall", "generate", "recall"]
+        and group[0]["data"].get("hits")
+    )
+    why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
     assert "cheatsheet lessons: the newest sheet" in why
-    assert "cut off: nothing (a board is shown whole)" in why
+    assert "cut off: none by search (a board is not searched" in why
+    # the board read again after the attempt, to rewrite the sheet, is not explained as seen
+    assert why.count("cheatsheet lessons:") == 1
+
+
+class SeededModel(PromptModel):
+    """PromptModel whose sampled replies depend on the sample's seed, as a real model's do."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if kwargs.get("temperature"):
+            messages = [*messages, HumanMessage(f"(seed {kwargs.get('seed')})")]
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_a_sampled_episode_is_rerun_as_the_same_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Best-of-N with memory: episode n was the (n-1)-th sample, at --temperature with its own
+    seed; the audit reruns it so, and repeats what the run recorded."""
+    run = tmp_path / "run"
+    argv = [a if a != "python:prompt_model:PromptModel" else SEEDED for a in RUN]
+    assert main([*argv, "--strategies", "insights", "--out", str(run)]) == 0
+    steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    assert any(s["data"].get("sample") for s in steps if s["kind"] == "generate")
+    report = out_of(["memory", "audit", str(run), "--sample", "200"], capsys)
+    found = probes(report)
+    assert any(kind == "rule" for kind, _ in found)
+    assert f"scored what the run recorded in {len(found)} of {len(found)}" in report

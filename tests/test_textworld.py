@@ -178,3 +178,24 @@ def test_insights_learns_a_rule_from_one_game_and_the_next_game_plays_with_it(
         False,
         True,
     ]
+
+
+def test_best_of_n_on_a_game_samples_its_later_plays(env: TextWorldEnv, tmp_path: Path) -> None:
+    """resample's second play is a sample (at --temperature, its own seed), not the greedy play
+    again from the run's cache."""
+    result, model, steps = play(env, tmp_path, ["look"] * 10, "resample", episodes=2)
+    assert result.attempts == 2 and len(model.prompts) == 10  # both plays asked the model
+    plays = [s for s in steps if s.kind == "generate"]
+    assert [s.data.get("sample", 0) for s in plays] == [0, 1]
+    assert not plays[1].data["reused"]
+
+
+def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
+    from reflexion.core.records import Attempt, Score, Task
+    from reflexion.loop.distill_prompts import ANSWER_CHARS, distill_messages
+
+    moves = "\n".join(f"> go north\nYou are in room {n}." for n in range(200))
+    play = Attempt(1, f"You wake up.\n{moves}\n> eat meal\nYou won!", Score(1.0, True, "Won."))
+    shown = distill_messages(Task("g", "Cook and eat the meal."), "item", [play], [])[-1].content
+    assert "You wake up." in shown and shown.count("[...]") == 1 and "You won!" in shown
+    assert len(shown) < ANSWER_CHARS + 1000  # bounded: the middle is left out

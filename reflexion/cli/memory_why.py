@@ -2,7 +2,9 @@
 recalled lesson with its similarity, score and rank, the lessons the scope or k cut off (and
 which of the two), and what happened to the attempt that followed. Each recall is explained by
 the store its strategy used, in that store's own order (a window's is newest first), among the
-lessons of its kind. A board (the rules, the cheatsheet) is shown whole: nothing is cut off.
+lessons of its kind. A board (the rules, the cheatsheet) is not searched: only --memory-tokens
+bounds what of it reaches the prompt. Board reads made after the attempt (to learn from it) are
+not explained: the attempt never saw them.
 
     reflexion memory why runs/x q4 2 --strategy reflexion
 """
@@ -35,7 +37,7 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
     folder = RunFolder(args.path)
     steps = folder.steps()
     config = folder.load_config() or {}
-    asked = [s for s in steps if s.kind == "recall"]
+    asked = _before_the_attempt(steps)
     tasks = [(str(s.data.get("env") or config.get("env") or ""), s.task_id) for s in asked]
     _, task = pick_task(args.task, tasks, args.path)
     recalls = [
@@ -53,6 +55,20 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
         print(_explain(step, steps, config, kept_by(stores, step.strategy, config)))
 
 
+def _before_the_attempt(steps: list[Step]) -> list[Step]:
+    """The recall steps that an attempt saw: those before its episode's first generate (a
+    design reads its board again after the attempt, to learn from it)."""
+    attempted: set[tuple[str, str, int, int]] = set()
+    recalls = []
+    for s in steps:
+        episode = (s.strategy, s.task_id, s.seed, s.episode)
+        if s.kind == "generate":
+            attempted.add(episode)
+        elif s.kind == "recall" and episode not in attempted:
+            recalls.append(s)
+    return recalls
+
+
 def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list[Curated]) -> str:
     data = step.data
     query = step.prompt[0].content if step.prompt else ""
@@ -61,7 +77,7 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
     ranking = "newest first" if all(s.kind == "window" for s in stores) else f"ranking {rank}"
     how = f"k={k}, scope {data.get('scope', '?')}, {ranking}"
     if data.get("board"):
-        how = "the newest sheet" if kind == CHEATSHEET else "the whole board, most votes first"
+        how = "the newest sheet" if kind == CHEATSHEET else "the board, most votes first"
     lines = [
         f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}, "
         f"{kind} lessons: {how}",
@@ -77,7 +93,7 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
     if not hits:
         lines.append("  (nothing)")
     if data.get("board"):
-        lines.append("cut off: nothing (a board is shown whole)")
+        lines.append("cut off: none by search (a board is not searched; --memory-tokens bounds it)")
     else:
         lines += _cut_off(step, stores, {h["id"] for h in hits}, kind)
     lines.append(f"then: {_then(step, steps)}")

@@ -103,6 +103,7 @@ class Call(Record):
     reused: bool = False  # answered from the run's cache of identical greedy calls
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
     memory_tokens: int = 0  # memory text in the prompt (counted tokens, reflexion.loop.memory_text)
+    sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
 
 
 @dataclass(frozen=True)

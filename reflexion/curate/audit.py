@@ -2,17 +2,19 @@
 
 For a sample of episodes that recalled lessons, each (episode, lesson) is a probe: the episode's
 first call is made twice more with the run's own model or scripted actor, a fresh actor for the
-same seed each time and greedy decoding: once with every lesson it recalled, once without that
-one. The two candidates are scored by the env's visible check, and the lesson's effect is what
-the visible score did: higher with it ("helped"), lower ("hurt") or the same. The held-out
-verdicts are reported beside it, but never decide anything: `memory prune --harmful` acts on the
-visible effect only, so no held-out signal shapes what a later prompt recalls.
+same seed each time, decoded as the episode was (greedy, or best-of-N's n-th sample with its
+seed): once with every lesson it recalled, once without that one. The two candidates are scored
+by the env's visible check, and the lesson's effect is what the visible score did: higher with
+it ("helped"), lower ("hurt") or the same. The held-out verdicts are reported beside it, but
+never decide anything: `memory prune --harmful` acts on the visible effect only, so no held-out
+signal shapes what a later prompt recalls.
 
 Every kind of lesson is probed: an episode is rerun with everything its recall steps showed
 (its own task's reflections, recalled exemplars or items, a board of rules or the cheatsheet),
 and without one lesson. A board changes while a run goes on, so its lessons are rerun with the
-text the trace recorded at that episode; other lessons with their stored text, and an episode
-whose stored lessons were edited since is skipped. A lesson of a store that keeps no credit (the
+text the trace recorded at that episode, whatever happened to them since: the probe replays the
+episode. Other lessons are rerun with their stored text, and an episode whose stored lessons
+were edited or forgotten since is skipped. A lesson of a store that keeps no credit (the
 window), or one no longer stored (a rule dropped at 0 votes), is rerun and reported like any
 other; only its count is not kept.
 
@@ -100,11 +102,12 @@ class Recall:
     episode: int
     shown: tuple[Shown, ...]  # the episode's recall steps before its first generate, in order
     score: float
+    sample: int = 0  # the generate's sample number (best-of-N: n > 0 was sampled, seeded by n)
 
     @property
     def lessons(self) -> tuple[str, ...]:
-        """Every lesson id shown, in the order recalled."""
-        return tuple(i for group in self.shown for i in group.ids)
+        """Every lesson id shown, in the order recalled (each once)."""
+        return tuple(dict.fromkeys(i for group in self.shown for i in group.ids))
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,9 @@ def recalls_in(steps: Sequence[Step]) -> list[Recall]:
             Shown(tuple(s.data["hits"]), str(s.data.get("kind", REFLECTION)), s.output)
             for s in recalls
         )
-        value = float(score.data.get("value", 0.0))
-        found.append(Recall(recalls[0].run_id, strategy, task_id, seed, episode, shown, value))
+        value, sample = float(score.data.get("value", 0.0)), int(group[asked].data.get("sample", 0))
+        where = (recalls[0].run_id, strategy, task_id, seed, episode)
+        found.append(Recall(*where, shown, value, sample))
     return found
 
 
@@ -233,7 +237,7 @@ async def _probe(
         recalled += found
     runs = []
     for kept in (recalled, [r for r in recalled if r.reflection.id != lesson]):
-        call = await make_actor(recall.seed).generate(task, kept, 0)
+        call = await make_actor(recall.seed).generate(task, kept, recall.sample)
         score = await asyncio.to_thread(env.score, task, call.output)
         held_out = await asyncio.to_thread(env.evaluate, task, call.output)
         runs.append((score.value, held_out.solved))

@@ -107,11 +107,14 @@ class ChatActor:
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
         msgs = self._prefilled(task, prompts.placed_messages(task, placed))
-        sampling = None
-        if sample:
-            sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
-        call = await self._call("generate", msgs, sampling)
-        return dataclasses.replace(call, memory_tokens=placed.tokens)
+        call = await self._call("generate", msgs, self.sampling(sample))
+        return dataclasses.replace(call, memory_tokens=placed.tokens, sample=sample)
+
+    def sampling(self, sample: int) -> dict[str, Any] | None:
+        """Sample n > 0 decodes at --temperature with a seed of its own; 0 is greedy."""
+        if not sample:
+            return None
+        return {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._call("feedback", prompts.feedback_messages(task, history))
@@ -140,9 +143,10 @@ class ChatActor:
             msgs.append(AIMessage(prompts.TESTS_PREFIX))
         return await self._call("tests", msgs)
 
-    async def act(self, messages: list[BaseMessage]) -> Call:
-        """One step of a rollout (reflexion.loop.rollout): the next command, greedily."""
-        return await self._call("act", messages)
+    async def act(self, messages: list[BaseMessage], sample: int = 0) -> Call:
+        """One step of a rollout (reflexion.loop.rollout): the next command, greedily for the
+        first play, sampled for a later sample of best-of-N."""
+        return await self._call("act", messages, self.sampling(sample))
 
     async def distill(
         self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
@@ -154,10 +158,8 @@ class ChatActor:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's
         format, prompted: reflexion.strategies.proactive reads it)."""
         msgs = prompts.proactive_messages(task)
-        sampling = None
-        if sample:
-            sampling = {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
-        return await self._call("propose", msgs, sampling)
+        call = await self._call("propose", msgs, self.sampling(sample))
+        return dataclasses.replace(call, sample=sample)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         if self.reflection != "structured":

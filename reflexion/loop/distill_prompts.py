@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from reflexion.core.records import CHEATSHEET, ITEM, RULE, Attempt, Reflection, Task
 
-ANSWER_CHARS = 1500  # an attempt as a distill prompt shows it: enough to see what it did
+ANSWER_CHARS = 1500  # an attempt as a distill prompt shows it (its start and end): what it did
 SHEET_WORDS = 300
 
 RULES_SYSTEM = "You keep a short list of general rules that help solve tasks of one kind."
@@ -78,6 +78,7 @@ def _attempt(attempt: Attempt, n: int) -> str:
     verdict = "passed the check" if attempt.score.solved else "failed the check"
     said = f": {attempt.score.feedback}" if attempt.score.feedback else ""
     answer = attempt.candidate
-    if len(answer) > ANSWER_CHARS:
-        answer = answer[:ANSWER_CHARS] + "\n[...]"
+    if len(answer) > ANSWER_CHARS:  # its start and its end: how a long game play ended, too
+        head = ANSWER_CHARS // 3
+        answer = f"{answer[:head]}\n[...]\n{answer[head - ANSWER_CHARS :]}"
     return f"Attempt {n} ({verdict}{said}):\n{answer}"

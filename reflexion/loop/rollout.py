@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -38,6 +39,18 @@ AGAIN = "\n\nPlay again from the start, using the feedback."
 WORDS = re.compile(r"[a-z0-9']+")
 
 
+@dataclass(frozen=True)
+class Play:
+    """What a play's first prompt holds beyond the game: text after the goal, the system
+    prompt (with any boards), text before the goal, and which sample of best-of-N it is."""
+
+    context: str
+    system: str = PLAY_SYSTEM
+    start: str = ""
+    sample: int = 0
+    memory_tokens: int = 0  # the lessons in one step's prompt (counted tokens)
+
+
 class RolloutActor:
     """The Actor roles for an interactive env, on top of a ChatActor (its model, cache, retries
     and token limits)."""
@@ -53,14 +66,14 @@ class RolloutActor:
         context = "\n\n" + placed.after_task if placed.after_task else ""
         system = f"{PLAY_SYSTEM}\n\n{placed.system}" if placed.system else PLAY_SYSTEM
         start = f"{placed.before_task}\n\nYour task:\n" if placed.before_task else ""
-        call = await self._play("generate", task, context, system, start)
-        return dataclasses.replace(call, memory_tokens=placed.tokens)
+        play = Play(context, system, start, sample, placed.tokens)
+        return await self._play("generate", task, play)
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
-        return await self._play("refine", task, _earlier(history) + AGAIN)
+        return await self._play("refine", task, Play(_earlier(history) + AGAIN))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
-        return await self._play("correct", task, _earlier(history) + "\n\n" + CORRECT_REQUEST)
+        return await self._play("correct", task, Play(f"{_earlier(history)}\n\n{CORRECT_REQUEST}"))
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self.actor.feedback(task, history)
@@ -74,9 +87,7 @@ class RolloutActor:
         """Experience for other games, from this game's trajectories (the chat actor's call)."""
         return await self.actor.distill(task, kind, attempts, board)
 
-    async def _play(
-        self, role: str, task: Task, context: str, system: str = PLAY_SYSTEM, start: str = ""
-    ) -> Call:
+    async def _play(self, role: str, task: Task, play: Play) -> Call:
         game = await asyncio.to_thread(self.env.play, task)
         calls: list[Call] = []
         transcript: list[str] = []
@@ -84,11 +95,11 @@ class RolloutActor:
             seen = await asyncio.to_thread(game.reset)
             transcript.append(seen.text)
             messages: list[BaseMessage] = [
-                SystemMessage(system),
-                HumanMessage(f"{start}{task.prompt}{context}\n\n{_turn(seen)}"),
+                SystemMessage(play.system),
+                HumanMessage(f"{play.start}{task.prompt}{play.context}\n\n{_turn(seen)}"),
             ]
             for _ in range(self.env.max_steps):
-                call = await self.actor.act(messages)
+                call = await self.actor.act(messages, play.sample)
                 calls.append(call)
                 if call.error:
                     break
@@ -100,7 +111,11 @@ class RolloutActor:
                 messages += [AIMessage(action), HumanMessage(_turn(seen))]
         finally:
             await asyncio.to_thread(game.close)
-        return _total(role, "\n".join(transcript), calls)
+        call = _total(role, "\n".join(transcript), calls)
+        # every step's prompt carries the lessons again
+        return dataclasses.replace(
+            call, memory_tokens=play.memory_tokens * len(calls), sample=play.sample
+        )
 
 
 def pick(reply: str, actions: Sequence[str]) -> str:

@@ -327,7 +327,8 @@ class RecordedTrial:
                     "reused": call.reused,
                     "retries": call.retries,
                 }
-                | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {}),
+                | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {})
+                | ({"sample": call.sample} if call.sample else {}),
             }
         self.sink(
             Step(
