@@ -140,3 +140,40 @@ def test_a_sampled_episode_is_rerun_as_the_same_sample(
     found = probes(report)
     assert any(kind == "rule" for kind, _ in found)
     assert f"scored what the run recorded in {len(found)} of {len(found)}" in report
+
+
+def test_a_rule_no_longer_stored_is_probed_but_not_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule gone from the store since (dropped at 0 votes, or forgotten) is rerun with the text
+    the episode saw, and its effect is counted nowhere."""
+    run = tmp_path / "run"
+    assert main([*RUN, "--strategies", "insights", "--out", str(run)]) == 0
+    steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    shown = [h["id"] for s in steps if s["kind"] == "recall" for h in s["data"]["hits"]]
+    gone = shown[0]
+    assert main(["memory", "forget", str(run), gone, "--why", "test"]) == 0
+    report = out_of(["memory", "audit", str(run), "--sample", "500"], capsys)
+    assert re.search(rf"^{gone} +rule ", report, re.M)  # probed
+    assert f"{gone}: not stored now" in report
+    assert "skipped" not in report
+
+
+def test_an_old_trace_without_board_texts_skips_what_changed_since(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace written before boards kept their text: a board read is checked against the
+    store, as any recall, and skipped with the reason where the sheet was rewritten since."""
+    run = tmp_path / "run"
+    assert main([*RUN, "--strategies", "cheatsheet", "--out", str(run)]) == 0
+    trace = run / "trace.jsonl"
+    steps = [json.loads(line) for line in trace.read_text().splitlines()]
+    for s in steps:
+        for hit in s["data"].get("hits", []) if s["kind"] == "recall" else []:
+            hit.pop("text", None)
+    trace.write_text("".join(json.dumps(s) + "\n" for s in steps))
+    report = out_of(["memory", "audit", str(run), "--sample", "200"], capsys)
+    total = re.search(r"audited (\d+) of (\d+)", report)
+    skipped = report.count("the recalled lessons were edited since the run")
+    # the sheet was rewritten after every task, the last one too: no episode saw today's sheet
+    assert total is not None and total[1] == "0" and skipped == int(total[2]) > 0
