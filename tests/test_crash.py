@@ -151,10 +151,15 @@ def outcome(out: Path) -> tuple[list[tuple], list[tuple]]:
     """What a user would compare: each trial's result, and every lesson (its provenance, kind,
     text, votes and credit), in an order that depends neither on timing nor on the run's own id."""
     results = sorted(
-        (r["strategy"], r["task_id"], r["seed"], *(r[f] for f in RESULT),
-         [(c["score"], c["passed"]) for c in r["curve"]])
+        (
+            r["strategy"],
+            r["task_id"],
+            r["seed"],
+            *(r[f] for f in RESULT),
+            [(c["score"], c["passed"]) for c in r["curve"]],
+        )
         for r in lines(out / "results.jsonl")
-    )  # fmt: skip
+    )
     with ChromaMemory.open(out / "memory") as store:
         stored, credit = store.reflections(), credits(store)
     assert len({r.id for r in stored}) == len(stored)

@@ -158,8 +158,9 @@ def test_a_run_on_a_shared_store_rewrites_an_inherited_sheet_into_its_own(tmp_pa
     ]
     stream(tmp_path / "a", "cheatsheet", scripted(first), KeywordEnv(), episodes=1, memory=shared)
     second = ["apple river", f"<sheet>{LONG_SHEET}\nAnd check.</sheet>", "cloud", "y"]
-    folder = stream(tmp_path / "b", "cheatsheet", scripted(second), KeywordEnv(), episodes=1,
-                    memory=shared)  # fmt: skip
+    folder = stream(
+        tmp_path / "b", "cheatsheet", scripted(second), KeywordEnv(), episodes=1, memory=shared
+    )
     with ChromaMemory.open(Path(shared)) as memory:
         sheets = sorted((r.run_id, r.text) for r in memory.reflections() if r.kind == CHEATSHEET)
     runs = [json.loads((tmp_path / x / "run" / "config.json").read_text())["run_id"] for x in "ab"]

@@ -202,8 +202,14 @@ def test_held_out_signal_never_reaches_a_prompt_or_a_lesson(tmp_path: Path, stra
     reach the memory: a leak would be seen."""
     model = RecordingPromptModel(prompts=[])
     env = WordsEnv(4, marker=MARK)
-    config = RunConfig(env=env.name, strategies=(strategy,), out=str(tmp_path / "run"),
-                       episodes=3, embedder="hash-64", order="stream")  # fmt: skip
+    config = RunConfig(
+        env=env.name,
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=3,
+        embedder="hash-64",
+        order="stream",
+    )
     run(config, model=model, env=env)
     steps = RunFolder(tmp_path / "run").steps()
     assert any(HELD_OUT in s.output for s in steps if s.kind == "evaluate")  # it was produced...

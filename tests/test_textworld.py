@@ -164,8 +164,14 @@ def test_insights_learns_a_rule_from_one_game_and_the_next_game_plays_with_it(
     distill prompt, and the rule it adds is in the system message of every step of the next."""
     replies = ["look"] * 5 + ["ADD: Read the goal, then act on it."] + ["look"] * 5 + ["UPVOTE 1"]
     model = scripted(replies)
-    config = RunConfig(env="textworld", strategies=("insights",), out=str(tmp_path / "run"),
-                       episodes=1, order="stream", embedder="hash-64")  # fmt: skip
+    config = RunConfig(
+        env="textworld",
+        strategies=("insights",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        order="stream",
+        embedder="hash-64",
+    )
     results = run(config, model=model, env=env)
     assert [r.attempts for r in results] == [1, 1]
     distill = "\n".join(str(m.content) for m in model.prompts[5])

@@ -18,7 +18,7 @@ from typing import Any
 from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.records import CHEATSHEET, REFLECTION, Recalled, RecallScope, Reflection, Step
-from reflexion.curate.lessons import pick_task
+from reflexion.curate.lessons import pick_task, recalls_seen
 from reflexion.curate.stores import kept_by
 from reflexion.loop.runfolder import RunFolder
 
@@ -37,7 +37,7 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
     folder = RunFolder(args.path)
     steps = folder.steps()
     config = folder.load_config() or {}
-    asked = _before_the_attempt(steps)
+    asked = recalls_seen(steps)
     tasks = [(str(s.data.get("env") or config.get("env") or ""), s.task_id) for s in asked]
     _, task = pick_task(args.task, tasks, args.path)
     recalls = [
@@ -53,20 +53,6 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
         raise UsageError(msg)
     for step in recalls:
         print(_explain(step, steps, config, kept_by(stores, step.strategy, config)))
-
-
-def _before_the_attempt(steps: list[Step]) -> list[Step]:
-    """The recall steps that an attempt saw: those before its episode's first generate (a
-    design reads its board again after the attempt, to learn from it)."""
-    attempted: set[tuple[str, str, int, int]] = set()
-    recalls = []
-    for s in steps:
-        episode = (s.strategy, s.task_id, s.seed, s.episode)
-        if s.kind == "generate":
-            attempted.add(episode)
-        elif s.kind == "recall" and episode not in attempted:
-            recalls.append(s)
-    return recalls
 
 
 def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list[Curated]) -> str:

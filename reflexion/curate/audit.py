@@ -40,6 +40,7 @@ from reflexion.core.curation import CREDIT, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Env
 from reflexion.core.records import REFLECTION, Recalled, Record, Reflection, Step, Task
+from reflexion.curate.lessons import recalls_seen
 from reflexion.loop.config import FIELDS, RunConfig
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.setup import ActorFor, actors_for
@@ -125,21 +126,22 @@ def recalls_in(steps: Sequence[Step]) -> list[Recall]:
     by_episode: dict[tuple[str, str, int, int], list[Step]] = {}
     for s in steps:
         by_episode.setdefault((s.strategy, s.task_id, s.seed, s.episode), []).append(s)
+    seen: dict[tuple[str, str, int, int], list[Step]] = {}
+    for s in recalls_seen(steps):
+        if s.data.get("hits"):
+            seen.setdefault((s.strategy, s.task_id, s.seed, s.episode), []).append(s)
     found = []
     for (strategy, task_id, seed, episode), group in by_episode.items():
-        asked = next((i for i, s in enumerate(group) if s.kind == "generate"), None)
+        asked = next((s for s in group if s.kind == "generate"), None)
         score = next((s for s in group if s.kind == "score"), None)
-        if asked is None or score is None:
-            continue
-        # subtle: a design's learning after the attempt reads its board again: not shown to it
-        recalls = [s for s in group[:asked] if s.kind == "recall" and s.data.get("hits")]
-        if not recalls:
+        recalls = seen.get((strategy, task_id, seed, episode), [])
+        if asked is None or score is None or not recalls:
             continue
         shown = tuple(
             Shown(tuple(s.data["hits"]), str(s.data.get("kind", REFLECTION)), s.output)
             for s in recalls
         )
-        value, sample = float(score.data.get("value", 0.0)), int(group[asked].data.get("sample", 0))
+        value, sample = float(score.data.get("value", 0.0)), int(asked.data.get("sample", 0))
         where = (recalls[0].run_id, strategy, task_id, seed, episode)
         found.append(Recall(*where, shown, value, sample))
     return found

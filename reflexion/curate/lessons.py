@@ -189,3 +189,17 @@ def reflection_from(data: object, where: str) -> Reflection:
         f.name: float(data[f.name]) for f in dataclasses.fields(Reflection) if f.type == "float"
     }
     return Reflection.from_dict(data | numbers)
+
+
+def recalls_seen(steps: Sequence[Step]) -> list[Step]:
+    """The recall steps that an attempt saw: those before its episode's first generate (a
+    design reads its board again after the attempt, to learn from it)."""
+    attempted: set[tuple[str, str, int, int]] = set()
+    recalls = []
+    for s in steps:
+        episode = (s.strategy, s.task_id, s.seed, s.episode)
+        if s.kind == "generate":
+            attempted.add(episode)
+        elif s.kind == "recall" and episode not in attempted:
+            recalls.append(s)
+    return recalls
