@@ -11,13 +11,16 @@ each task recalling the lessons of the tasks before it, into OUT/store. Both par
 frozen (`frozen_memory`: recall only, nothing stored or changed), so they differ in their starting
 memory alone: a cold run that kept its own lessons would learn on part B, which the frozen warm
 one cannot. `--test-model` runs part B with another model than the one that learned, e.g. memory
-learned by the 1.5B model used by the 0.5B one (MemP's transfer). Prints the paired comparison of
-the two part-B runs, the learned lessons by kind, and means by position in the stream.
-Resumable: run the same command again to finish.
+learned by the 1.5B model used by the 0.5B one (MemP's transfer); a comma-separated list runs part
+B on each model in turn, from the one learned store (the first model's runs are OUT/with and
+OUT/empty, another's OUT/with.MODEL and OUT/empty.MODEL). Prints, for each part-B model, the paired
+comparison of its two runs, then the learned lessons by kind, and means by position in the stream.
+Resumable: run the same command again to finish; a model added to --test-model runs only its own
+part B.
 
     .venv/bin/python scripts/transfer.py --env constrained:40
     .venv/bin/python scripts/transfer.py --env game24:100 --strategy insights \\
-        --model qwen2.5-coder-1.5b --test-model qwen2.5-coder-0.5b --out runs/tr-g24
+        --episodes 1 --test-model qwen2.5-coder-1.5b,qwen2.5-coder-0.5b --out runs/tr-g24
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from reflexion.report import arm, bootstrap_mean, format_pairs, pair
 from reflexion.strategies import RUN_MEMORY
 
 FIRST_N = re.compile(r"first-(\d+)")
+SLUG = re.compile(r"[^A-Za-z0-9._-]+")  # a model's name as part of a folder's
 
 
 class Subset:
@@ -104,7 +108,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--model", help=f"learns on part A (default {DEFAULT_MODEL}, or the env's scripted actor)"
     )
-    parser.add_argument("--test-model", help="runs part B (default: --model)")
+    parser.add_argument(
+        "--test-model", help="runs part B; several, comma-separated, run it each (default: --model)"
+    )
     parser.add_argument("--embedder", help="the memory's embedder (default: the run's default)")
     parser.add_argument("--out", default="runs/transfer")
     args = parser.parse_args(argv)
@@ -118,6 +124,11 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         fail(f"--strategy must keep lessons in the store: one of {', '.join(keeping)}")
     if args.episodes < 1:
         fail("--episodes must be at least 1")
+    if args.test_model is not None:
+        names = [m.strip() for m in args.test_model.split(",")]
+        if not all(names) or len(set(names)) < len(names):
+            fail(f"--test-model needs distinct model names, comma-separated: {args.test_model!r}")
+        args.test_model = names
     return args
 
 
@@ -148,28 +159,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         env = make_env(args.env)
         split = split_tasks(env.tasks(), args.split)
-        learn, test = configs(args, env)
+        learn, tests = configs(args, env)
         record_split(out, split)
-        print_plan(args, split, learn, test)
+        print_plan(args, split, learn, tests)
         start = time.perf_counter()
         learn_part(learn, Subset(env, split.learn))
-        test_part(test, Subset(env, split.test))
+        for test in tests:
+            test_part(test, Subset(env, split.test))
     except ReflexionError as exc:
         fail(str(exc))
-    empty = arm(out / "empty", args.strategy, "empty memory")
-    learned = arm(out / "with", args.strategy, "learned memory")
-    print(f"\n{time.perf_counter() - start:.0f} s this call; {format_kinds(out / 'store')}\n")
-    print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
-    print_scores(empty, learned)
-    arms = {"empty memory": empty, "learned memory": learned}
-    order = [t.id for t in split.test]
-    print_positions(order, arms, "final success", final_passed)
-    print_positions(order, arms, "final visible score", final_score)
+    print(f"\n{time.perf_counter() - start:.0f} s this call; {format_kinds(out / 'store')}")
+    for test in tests:
+        folders = Path(str(test.out)).name.removeprefix("with")
+        empty = arm(out / f"empty{folders}", args.strategy, "empty memory")
+        learned = arm(out / f"with{folders}", args.strategy, "learned memory")
+        print(f"\npart B run by {test.model or 'the scripted actor'}:")
+        print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
+        print_scores(empty, learned)
+        arms = {"empty memory": empty, "learned memory": learned}
+        order = [t.id for t in split.test]
+        print_positions(order, arms, "final success", final_passed)
+        print_positions(order, arms, "final visible score", final_score)
 
 
-def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, RunConfig]:
-    """The part-A run's config, and the part-B runs' (both frozen; the warm one's memory is the
-    learned store)."""
+def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, list[RunConfig]]:
+    """The part-A run's config, and each part-B model's warm run's (frozen, from the learned
+    store; its cold twin is made by `test_part`)."""
     # an env that brings its own actor (the quadratic drill) needs no model
     model = args.model or (None if callable(getattr(env, "actor", None)) else DEFAULT_MODEL)
     learn = RunConfig(
@@ -185,8 +200,13 @@ def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, RunConfig]:
     )
     if args.embedder:
         learn = replace(learn, embedder=args.embedder)
-    test = replace(learn, model=args.test_model or model, frozen_memory=True)
-    return learn, test
+    names = args.test_model or [model]
+    tests = []
+    for n, name in enumerate(names):
+        folder = "with" if n == 0 else f"with.{SLUG.sub('-', name or 'actor')}"
+        out = str(Path(args.out) / folder)
+        tests.append(replace(learn, model=name, frozen_memory=True, out=out))
+    return learn, tests
 
 
 def record_split(out: Path, split: Split) -> None:
@@ -201,7 +221,9 @@ def record_split(out: Path, split: Split) -> None:
     path.write_text(json.dumps(ids, indent=1) + "\n")
 
 
-def print_plan(args: argparse.Namespace, split: Split, learn: RunConfig, test: RunConfig) -> None:
+def print_plan(
+    args: argparse.Namespace, split: Split, learn: RunConfig, tests: Sequence[RunConfig]
+) -> None:
     """What runs, before it runs: the split, the models, and that part B is frozen."""
     out = Path(args.out)
     actor = "the env's scripted actor"
@@ -209,8 +231,8 @@ def print_plan(args: argparse.Namespace, split: Split, learn: RunConfig, test: R
         f"transfer on {args.env} with {args.strategy}: split {split.how}: part A {len(split.learn)}"
         f" tasks, part B {len(split.test)} (ids in {out / 'split.json'})\n"
         f"part A learned by {learn.model or actor} into {learn.memory}; part B run by "
-        f"{test.model or actor} twice, with FROZEN memory (recall only, nothing stored): "
-        "the learned store vs an empty one"
+        f"{' and by '.join(t.model or actor for t in tests)} twice, with FROZEN memory (recall "
+        "only, nothing stored): the learned store vs an empty one"
     )
 
 
@@ -220,11 +242,12 @@ def learn_part(config: RunConfig, learn: Subset) -> None:
 
 
 def test_part(config: RunConfig, test: Subset) -> None:
-    """Part B, frozen: from the learned store (read only), and from an empty one (OUT/empty/memory,
-    which stays empty)."""
-    out = Path(str(config.out)).parent
-    run(replace(config, out=str(out / "with")), env=test, progress=True)
-    run(replace(config, out=str(out / "empty"), memory=None), env=test, progress=True)
+    """Part B on one model, frozen: from the learned store (read only; config.out is OUT/with or
+    OUT/with.MODEL), and from an empty one (OUT/empty[.MODEL]/memory, which stays empty)."""
+    warm = Path(str(config.out))
+    cold = warm.parent / ("empty" + warm.name.removeprefix("with"))
+    run(config, env=test, progress=True)
+    run(replace(config, out=str(cold), memory=None), env=test, progress=True)
 
 
 def lessons_by_kind(store: Path) -> Counter[str]:

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from conftest import CountingModel, scripted
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from test_report_stats import trial
 
 from memory import ChromaMemory
@@ -26,9 +28,10 @@ FAST = ["--embedder", "hash-64", "--episodes", "2"]
 
 # The models the runs loaded (by --model python:test_transfer:...), in the order they were made:
 # the learner for part A, then a tester for the warm part-B run and one for the cold one.
-MADE: dict[str, list[CountingModel]] = {"learner": [], "part_b": []}
+MADE: dict[str, list[CountingModel]] = {"learner": [], "part_b": [], "weaker": []}
 RULE = "Use every listed word."
 LEARNER, PART_B = "python:test_transfer:learner", "python:test_transfer:part_b"
+WEAKER = "python:test_transfer:weaker"
 
 
 def learner() -> CountingModel:
@@ -42,6 +45,25 @@ def part_b() -> CountingModel:
     """Fails k1 once, then passes, then asks to change the list (a frozen run must not)."""
     model = scripted(["cloud", "cloud stone", "UPVOTE 1\nADD: Another rule."])
     MADE["part_b"].append(model)
+    return model
+
+
+class NeedsTheRule(CountingModel):
+    """Passes k1 (its words and the hidden one) only when the learned rule is in its prompt."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        text = "cloud stone zebra" if any(RULE in str(m.content) for m in messages) else "cloud"
+        usage = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))]
+        )
+
+
+def weaker() -> CountingModel:
+    """A part-B model that solves k1 only with the learned rule (a model that needs the memory)."""
+    model = NeedsTheRule(messages=iter(()), prompts=[])
+    MADE["weaker"].append(model)
     return model
 
 
@@ -130,7 +152,37 @@ def test_the_split_is_by_position_in_the_envs_list() -> None:
             split(tasks, bad)
 
 
+def test_several_part_b_models_each_get_a_warm_and_a_cold_run_from_one_learned_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for made in MADE.values():
+        made.clear()
+    out = tmp_path / "tr"
+    argv = ["--env", KEYWORDS, "--strategy", "insights", "--out", str(out), *FAST]
+    script().main([*argv, "--model", LEARNER, "--test-model", PART_B])
+    capsys.readouterr()
+    learned = lessons(out / "store")
+    script().main([*argv, "--model", LEARNER, "--test-model", f"{PART_B},{WEAKER}"])
+    printed = capsys.readouterr().out
+    assert f"part B run by {PART_B} and by {WEAKER} twice" in printed
+    slug = WEAKER.replace(":", "-")
+    for part, model in (("with", PART_B), ("empty", PART_B), (f"with.{slug}", WEAKER)):
+        config = json.loads((out / part / "config.json").read_text())
+        assert config["model"] == model and config["frozen_memory"]
+    assert lessons(out / "store") == learned  # nothing learned again, nothing changed by part B
+    resumed = MADE["learner"][1:] + MADE["part_b"][2:]  # loaded again, asked nothing
+    assert resumed and not any(m.prompts for m in resumed)
+    warm, cold = MADE["weaker"]
+    assert f"1. {RULE}" in prompt(warm, 0) and RULE not in prompt(cold, 0)
+    weaker_table = printed.split(f"part B run by {WEAKER}:")[1]
+    assert "learned memory vs empty memory      1" in weaker_table
+    row = next(line for line in weaker_table.splitlines() if line.startswith("learned memory vs"))
+    assert "+100.0 pts" in row  # the weaker model solved k1 only with the learned rule
+
+
 REFUSED = [
+    (["--test-model", "a,a"], "--test-model needs distinct model names, comma-separated"),
+    (["--test-model", "a,"], "--test-model needs distinct model names"),
     (["--learn", "0"], "--split first-N (or --learn N) needs N between 1 and 7, not 0"),
     (["--learn", "99"], "needs N between 1 and 7, not 99"),
     (["--split", "first-8"], "needs N between 1 and 7, not 8"),
