@@ -161,30 +161,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         split = split_tasks(env.tasks(), args.split)
         learn, tests = configs(args, env)
         record_split(out, split)
-        print_plan(args, split, learn, tests)
+        print_plan(args, split, learn, [warm for warm, _ in tests])
         start = time.perf_counter()
         learn_part(learn, Subset(env, split.learn))
-        for test in tests:
-            test_part(test, Subset(env, split.test))
+        for warm, cold in tests:
+            test_part(warm, cold, Subset(env, split.test))
     except ReflexionError as exc:
         fail(str(exc))
     print(f"\n{time.perf_counter() - start:.0f} s this call; {format_kinds(out / 'store')}")
-    for test in tests:
-        folders = Path(str(test.out)).name.removeprefix("with")
-        empty = arm(out / f"empty{folders}", args.strategy, "empty memory")
-        learned = arm(out / f"with{folders}", args.strategy, "learned memory")
-        print(f"\npart B run by {test.model or 'the scripted actor'}:")
+    order = [t.id for t in split.test]
+    for warm, cold in tests:
+        empty = arm(Path(str(cold.out)), args.strategy, "empty memory")
+        learned = arm(Path(str(warm.out)), args.strategy, "learned memory")
+        print(f"\npart B run by {warm.model or 'the scripted actor'}:")
         print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
         print_scores(empty, learned)
         arms = {"empty memory": empty, "learned memory": learned}
-        order = [t.id for t in split.test]
         print_positions(order, arms, "final success", final_passed)
         print_positions(order, arms, "final visible score", final_score)
 
 
-def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, list[RunConfig]]:
-    """The part-A run's config, and each part-B model's warm run's (frozen, from the learned
-    store; its cold twin is made by `test_part`)."""
+def configs(
+    args: argparse.Namespace, env: Env
+) -> tuple[RunConfig, list[tuple[RunConfig, RunConfig]]]:
+    """The part-A run's config, and for each part-B model its two frozen runs' configs: warm
+    (the learned store; OUT/with, or OUT/with.MODEL after the first model) and cold (an empty
+    store in OUT/empty[.MODEL]/memory, which stays empty)."""
     # an env that brings its own actor (the quadratic drill) needs no model
     model = args.model or (None if callable(getattr(env, "actor", None)) else DEFAULT_MODEL)
     learn = RunConfig(
@@ -200,12 +202,11 @@ def configs(args: argparse.Namespace, env: Env) -> tuple[RunConfig, list[RunConf
     )
     if args.embedder:
         learn = replace(learn, embedder=args.embedder)
-    names = args.test_model or [model]
     tests = []
-    for n, name in enumerate(names):
-        folder = "with" if n == 0 else f"with.{SLUG.sub('-', name or 'actor')}"
-        out = str(Path(args.out) / folder)
-        tests.append(replace(learn, model=name, frozen_memory=True, out=out))
+    for n, name in enumerate(args.test_model or [model]):
+        suffix = "" if n == 0 else f".{SLUG.sub('-', name)}"
+        warm = replace(learn, model=name, frozen_memory=True, out=f"{args.out}/with{suffix}")
+        tests.append((warm, replace(warm, out=f"{args.out}/empty{suffix}", memory=None)))
     return learn, tests
 
 
@@ -241,13 +242,10 @@ def learn_part(config: RunConfig, learn: Subset) -> None:
     run(config, env=learn, progress=True)
 
 
-def test_part(config: RunConfig, test: Subset) -> None:
-    """Part B on one model, frozen: from the learned store (read only; config.out is OUT/with or
-    OUT/with.MODEL), and from an empty one (OUT/empty[.MODEL]/memory, which stays empty)."""
-    warm = Path(str(config.out))
-    cold = warm.parent / ("empty" + warm.name.removeprefix("with"))
-    run(config, env=test, progress=True)
-    run(replace(config, out=str(cold), memory=None), env=test, progress=True)
+def test_part(warm: RunConfig, cold: RunConfig, test: Subset) -> None:
+    """Part B on one model, frozen: from the learned store, and from an empty one."""
+    run(warm, env=test, progress=True)
+    run(cold, env=test, progress=True)
 
 
 def lessons_by_kind(store: Path) -> Counter[str]:
