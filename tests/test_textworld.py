@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import scripted
+from conftest import CountingModel, scripted
+from langchain_core.messages import AIMessage, BaseMessage
 
 from envs.textgames import TextWorldEnv
 from reflexion.cli import main
@@ -94,6 +95,38 @@ def test_a_player_that_wanders_loses_and_reflexion_reflects_on_the_trajectory(
     assert "> look" in reflect and "Not won after 5 actions" in reflect
     second_game = "\n".join(str(m.content) for m in model.prompts[6])
     assert "LESSON: do what the task says" in second_game  # recalled at the next start
+
+
+class ShortContext(CountingModel):
+    """Refuses a prompt of more than `most` messages, as llama.cpp refuses one over its context."""
+
+    most: int = 6
+    refused: int = 0
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        if len(messages) > self.most:
+            self.refused += 1
+            msg = f"request ({len(messages)} messages) exceeds the available context size"
+            raise ValueError(msg)
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_a_play_longer_than_the_context_leaves_out_its_oldest_turns_and_goes_on(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
+    model = ShortContext(messages=iter([AIMessage("look", usage_metadata=usage)] * 5), prompts=[])
+    config = RunConfig(
+        env="textworld", strategies=("single",), out=str(tmp_path / "run"), tasks=1,
+        concurrency=1, embedder="hash-64",
+    )  # fmt: skip
+    [result] = run(config, model=model, env=env)
+    [scored] = [s for s in RunFolder(tmp_path / "run").steps() if s.kind == "score"]
+    assert scored.output == "Not won after 5 actions; score 0 of 1."  # the step limit, not cut
+    assert result.llm_calls == 1 and result.best_candidate.count("> look") == 5
+    assert model.refused >= 1 and all(len(p) <= 6 for p in model.prompts)
+    start = [m.content for m in model.prompts[0]]
+    assert all([m.content for m in p[:2]] == start for p in model.prompts)  # goal and start kept
 
 
 def test_self_refine_plays_again_from_the_start_with_the_feedback(

@@ -8,6 +8,13 @@ start). Feedback and reflections are the chat actor's own calls on the trajector
 rollout is recorded as one call whose tokens are the sum of its steps; identical greedy steps
 (the same game start) are answered once per run, as any call.
 
+Each step's prompt holds the game so far. When the model answers that a prompt is over its
+context (the local model has 4,096 tokens), the play leaves out the older half of its turns and
+asks again, instead of ending there; the goal, the lessons and the game's start stay.
+
+    >>> too_long("request (4200 tokens) exceeds the available context size (4096 tokens)")
+    True
+
     >>> pick("Go West.", ("go west", "look"))
     'go west'
     >>> pick("I will open the box", ("open box", "look"))
@@ -37,6 +44,8 @@ PLAY_SYSTEM = (
 EARLIER = "\n\nYour earlier plays of this game (their actions) and the feedback on them:\n"
 AGAIN = "\n\nPlay again from the start, using the feedback."
 WORDS = re.compile(r"[a-z0-9']+")
+# how model servers say a prompt is over the context: llama.cpp, OpenAI-style APIs
+TOO_LONG = re.compile(r"exceeds the available context|maximum context length|context.length", re.I)
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,9 @@ class RolloutActor:
             ]
             for _ in range(self.env.max_steps):
                 call = await self.actor.act(messages, play.sample)
+                while call.error and too_long(call.error) and len(messages) > 2:
+                    messages = shorter(messages)
+                    call = await self.actor.act(messages, play.sample)
                 calls.append(call)
                 if call.error:
                     break
@@ -116,6 +128,25 @@ class RolloutActor:
         return dataclasses.replace(
             call, memory_tokens=play.memory_tokens * len(calls), sample=play.sample
         )
+
+
+def too_long(error: str) -> bool:
+    return bool(TOO_LONG.search(error))
+
+
+def shorter(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """A play's messages without the older half of its turns (at least one): the system prompt
+    and the first message (goal, lessons, the game's start) stay. Half at a time, so the steps
+    after share the new prompt's start, which a prefix cache serves again.
+
+    >>> m = [SystemMessage("s"), HumanMessage("start")]
+    >>> m += [AIMessage("a1"), HumanMessage("o1"), AIMessage("a2"), HumanMessage("o2")]
+    >>> [x.content for x in shorter(m)]
+    ['s', 'start', 'a2', 'o2']
+    """
+    head, turns = messages[:2], messages[2:]
+    drop = max(1, len(turns) // 4) * 2  # turns come in pairs: the command, what it showed
+    return head + turns[drop:]
 
 
 def pick(reply: str, actions: Sequence[str]) -> str:
