@@ -238,3 +238,20 @@ def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
     shown = distill_messages(Task("g", "Cook and eat the meal."), "item", [play], [])[-1].content
     assert "You wake up." in shown and shown.count("[...]") == 1 and "You won!" in shown
     assert len(shown) < ANSWER_CHARS + 1000  # bounded: the middle is left out
+
+
+def test_a_reflection_on_a_long_play_sees_its_start_and_its_end(env: TextWorldEnv) -> None:
+    import asyncio
+
+    from reflexion.core.records import Attempt, Score, Task
+    from reflexion.loop.actor import ChatActor
+    from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
+
+    moves = "\n".join(f"> look\nYou are in the kitchen, {n}." for n in range(500))
+    play = Attempt(1, f"You wake up.\n{moves}\n> eat meal\nYou lost.", Score(0.0, False, "Lost."))
+    model = scripted(["Read the cookbook first."])
+    call = asyncio.run(RolloutActor(ChatActor(model), env).reflect(Task("g", "Cook."), play))
+    assert call.output == "Read the cookbook first." and not call.error
+    shown = "\n".join(str(m.content) for m in model.prompts[0])
+    assert "You wake up." in shown and "You lost." in shown and shown.count("[...]") == 1
+    assert len(shown) < PLAY_CHARS + 2000 < len(play.candidate)  # the middle is left out

@@ -77,8 +77,17 @@ def distill_messages(
 def _attempt(attempt: Attempt, n: int) -> str:
     verdict = "passed the check" if attempt.score.solved else "failed the check"
     said = f": {attempt.score.feedback}" if attempt.score.feedback else ""
-    answer = attempt.candidate
-    if len(answer) > ANSWER_CHARS:  # its start and its end: how a long game play ended, too
-        head = ANSWER_CHARS // 3
-        answer = f"{answer[:head]}\n[...]\n{answer[head - ANSWER_CHARS :]}"
-    return f"Attempt {n} ({verdict}{said}):\n{answer}"
+    return f"Attempt {n} ({verdict}{said}):\n{ends(attempt.candidate, ANSWER_CHARS)}"
+
+
+def ends(text: str, chars: int) -> str:
+    """`text`, or, when it is longer than `chars`, its start and its end: how a long game play
+    began, and how it ended.
+
+    >>> ends("abcdefghij", 6)
+    'ab\\n[...]\\nghij'
+    """
+    if len(text) <= chars:
+        return text
+    head = chars // 3
+    return f"{text[:head]}\n[...]\n{text[head - chars :]}"

@@ -10,7 +10,8 @@ rollout is recorded as one call whose tokens are the sum of its steps; identical
 
 Each step's prompt holds the game so far. When the model answers that a prompt is over its
 context (the local model has 4,096 tokens), the play leaves out the older half of its turns and
-asks again, instead of ending there; the goal, the lessons and the game's start stay.
+asks again, instead of ending there; the goal, the lessons and the game's start stay. A
+reflection on a long play sees its start and its end (PLAY_CHARS), as a distill prompt does.
 
     >>> too_long("request (4200 tokens) exceeds the available context size (4096 tokens)")
     True
@@ -34,6 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from reflexion.core.protocols import InteractiveEnv
 from reflexion.core.records import Attempt, Call, Observation, Recalled, Reflection, Task, Turn
 from reflexion.loop.actor import ChatActor
+from reflexion.loop.distill_prompts import ends
 from reflexion.loop.memory_text import place
 from reflexion.loop.prompts import CORRECT_REQUEST
 
@@ -44,6 +46,8 @@ PLAY_SYSTEM = (
 EARLIER = "\n\nYour earlier plays of this game (their actions) and the feedback on them:\n"
 AGAIN = "\n\nPlay again from the start, using the feedback."
 WORDS = re.compile(r"[a-z0-9']+")
+# a play as a reflection prompt shows it, its start and its end: within a 4,096-token context
+PLAY_CHARS = 6000
 # how model servers say a prompt is over the context: llama.cpp, OpenAI-style APIs
 TOO_LONG = re.compile(r"exceeds the available context|maximum context length|context.length", re.I)
 
@@ -88,7 +92,8 @@ class RolloutActor:
         return await self.actor.feedback(task, history)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
-        return await self.actor.reflect(task, attempt)
+        shown = dataclasses.replace(attempt, candidate=ends(attempt.candidate, PLAY_CHARS))
+        return await self.actor.reflect(task, shown)
 
     async def distill(
         self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
