@@ -49,7 +49,7 @@ WORDS = re.compile(r"[a-z0-9']+")
 # a play as a reflection prompt shows it, its start and its end: within a 4,096-token context
 PLAY_CHARS = 6000
 # how model servers say a prompt is over the context: llama.cpp, OpenAI-style APIs
-TOO_LONG = re.compile(r"exceeds the available context|maximum context length|context.length", re.I)
+TOO_LONG = re.compile(r"exceeds the available context|context.length", re.I)
 
 
 @dataclass(frozen=True)
