@@ -255,3 +255,29 @@ def test_a_reflection_on_a_long_play_sees_its_start_and_its_end(env: TextWorldEn
     shown = "\n".join(str(m.content) for m in model.prompts[0])
     assert "You wake up." in shown and "You lost." in shown and shown.count("[...]") == 1
     assert len(shown) < PLAY_CHARS + 2000 < len(play.candidate)  # the middle is left out
+
+
+def test_self_refine_feedback_on_long_plays_sees_each_play_s_ends_within_the_bound(
+    env: TextWorldEnv,
+) -> None:
+    import asyncio
+
+    from reflexion.core.records import Attempt, Score, Task, Turn
+    from reflexion.loop.actor import ChatActor
+    from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
+
+    def play(n: int) -> Attempt:
+        moves = "\n".join(f"> look\nYou are in the kitchen, {k}." for k in range(500))
+        return Attempt(
+            n, f"Play {n} starts.\n{moves}\n> eat meal\nPlay {n} lost.", Score(0.0, False, "Lost.")
+        )
+
+    history = [Turn(play(1), "Find the knife first."), Turn(play(2))]
+    model = scripted(["Slice the carrot before you cook it."])
+    call = asyncio.run(RolloutActor(ChatActor(model), env).feedback(Task("g", "Cook."), history))
+    assert call.output == "Slice the carrot before you cook it." and not call.error
+    shown = "\n".join(str(m.content) for m in model.prompts[0])
+    for n in (1, 2):  # every play keeps its start and its end; the earlier feedback stays
+        assert f"Play {n} starts." in shown and f"Play {n} lost." in shown
+    assert "Find the knife first." in shown and shown.count("[...]") == 2
+    assert len(shown) < PLAY_CHARS + 2000 < 2 * len(history[0].attempt.candidate)

@@ -11,7 +11,8 @@ rollout is recorded as one call whose tokens are the sum of its steps; identical
 Each step's prompt holds the game so far. When the model answers that a prompt is over its
 context (the local model has 4,096 tokens), the play leaves out the older half of its turns and
 asks again, instead of ending there; the goal, the lessons and the game's start stay. A
-reflection on a long play sees its start and its end (PLAY_CHARS), as a distill prompt does.
+reflection on a long play sees its start and its end (PLAY_CHARS), as a distill prompt does;
+Self-Refine's feedback sees every play so far that way, all of them within PLAY_CHARS.
 
     >>> too_long("request (4200 tokens) exceeds the available context size (4096 tokens)")
     True
@@ -89,11 +90,14 @@ class RolloutActor:
         return await self._play("correct", task, Play(f"{_earlier(history)}\n\n{CORRECT_REQUEST}"))
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
-        return await self.actor.feedback(task, history)
+        """Self-Refine's feedback on the plays so far: each play by its start and its end, all
+        of them together within PLAY_CHARS, so 30-step plays fit the local model's context."""
+        share = PLAY_CHARS // len(history) if history else PLAY_CHARS
+        shown = [_bounded(turn, share) for turn in history]
+        return await self.actor.feedback(task, shown)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
-        shown = dataclasses.replace(attempt, candidate=ends(attempt.candidate, PLAY_CHARS))
-        return await self.actor.reflect(task, shown)
+        return await self.actor.reflect(task, _ends(attempt, PLAY_CHARS))
 
     async def distill(
         self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
@@ -167,6 +171,14 @@ def pick(reply: str, actions: Sequence[str]) -> str:
             return action
     said = set(WORDS.findall(first))
     return max(actions, key=lambda a: len(said & set(WORDS.findall(a.lower()))))
+
+
+def _ends(attempt: Attempt, chars: int) -> Attempt:
+    return dataclasses.replace(attempt, candidate=ends(attempt.candidate, chars))
+
+
+def _bounded(turn: Turn, chars: int) -> Turn:
+    return dataclasses.replace(turn, attempt=_ends(turn.attempt, chars))
 
 
 def _turn(seen: Observation) -> str:
