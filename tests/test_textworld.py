@@ -121,8 +121,11 @@ def test_a_play_longer_than_the_context_leaves_out_its_oldest_turns_and_goes_on(
         concurrency=1, embedder="hash-64",
     )  # fmt: skip
     [result] = run(config, model=model, env=env)
-    [scored] = [s for s in RunFolder(tmp_path / "run").steps() if s.kind == "score"]
+    steps = RunFolder(tmp_path / "run").steps()
+    [scored] = [s for s in steps if s.kind == "score"]
     assert scored.output == "Not won after 5 actions; score 0 of 1."  # the step limit, not cut
+    [played] = [s for s in steps if s.kind == "generate"]
+    assert played.error is None and played.data["shortened"] == model.refused  # in the trace
     assert result.llm_calls == 1 and result.best_candidate.count("> look") == 5
     assert model.refused >= 1 and all(len(p) <= 6 for p in model.prompts)
     start = [m.content for m in model.prompts[0]]

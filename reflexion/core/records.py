@@ -104,6 +104,7 @@ class Call(Record):
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
     memory_tokens: int = 0  # memory text in the prompt (counted tokens, reflexion.loop.memory_text)
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
+    shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ rollout is recorded as one call whose tokens are the sum of its steps; identical
 
 Each step's prompt holds the game so far. When the model answers that a prompt is over its
 context (the local model has 4,096 tokens), the play leaves out the older half of its turns and
-asks again, instead of ending there; the goal, the lessons and the game's start stay. A
+asks again, instead of ending there; the goal, the lessons and the game's start stay (the trace
+counts these in the play's `shortened`). A
 reflection on a long play sees its start and its end (PLAY_CHARS), as a distill prompt does;
 Self-Refine's feedback sees every play so far that way, all of them within PLAY_CHARS.
 
@@ -109,6 +110,7 @@ class RolloutActor:
         game = await asyncio.to_thread(self.env.play, task)
         calls: list[Call] = []
         transcript: list[str] = []
+        refused: list[Call] = []  # prompts refused as over the context: their time still counts
         try:
             seen = await asyncio.to_thread(game.reset)
             transcript.append(seen.text)
@@ -119,6 +121,7 @@ class RolloutActor:
             for _ in range(self.env.max_steps):
                 call = await self.actor.act(messages, play.sample)
                 while call.error and too_long(call.error) and len(messages) > 2:
+                    refused.append(call)
                     messages = shorter(messages)
                     call = await self.actor.act(messages, play.sample)
                 calls.append(call)
@@ -135,7 +138,11 @@ class RolloutActor:
         call = _total(role, "\n".join(transcript), calls)
         # every step's prompt carries the lessons again
         return dataclasses.replace(
-            call, memory_tokens=play.memory_tokens * len(calls), sample=play.sample
+            call,
+            memory_tokens=play.memory_tokens * len(calls),
+            sample=play.sample,
+            shortened=len(refused),
+            latency_s=call.latency_s + sum(c.latency_s for c in refused),
         )
 
 

@@ -328,7 +328,8 @@ class RecordedTrial:
                     "retries": call.retries,
                 }
                 | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {})
-                | ({"sample": call.sample} if call.sample else {}),
+                | ({"sample": call.sample} if call.sample else {})
+                | ({"shortened": call.shortened} if call.shortened else {}),
             }
         self.sink(
             Step(
