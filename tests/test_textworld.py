@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from envs.textgames import TextWorldEnv
 from reflexion.cli import main
+from reflexion.core.records import Attempt, Score, Task, Turn
 from reflexion.loop.runfolder import RunFolder
 from reflexion.loop.runner import RunConfig, run
 
@@ -233,7 +234,6 @@ def test_best_of_n_on_a_game_samples_its_later_plays(env: TextWorldEnv, tmp_path
 
 
 def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
-    from reflexion.core.records import Attempt, Score, Task
     from reflexion.loop.distill_prompts import ANSWER_CHARS, distill_messages
 
     moves = "\n".join(f"> go north\nYou are in room {n}." for n in range(200))
@@ -243,15 +243,19 @@ def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
     assert len(shown) < ANSWER_CHARS + 1000  # bounded: the middle is left out
 
 
+def long_play(n: int, start: str, end: str) -> Attempt:
+    """A lost play of 500 moves, far longer than a prompt may show."""
+    moves = "\n".join(f"> look\nYou are in the kitchen, {k}." for k in range(500))
+    return Attempt(n, f"{start}\n{moves}\n> eat meal\n{end}", Score(0.0, False, "Lost."))
+
+
 def test_a_reflection_on_a_long_play_sees_its_start_and_its_end(env: TextWorldEnv) -> None:
     import asyncio
 
-    from reflexion.core.records import Attempt, Score, Task
     from reflexion.loop.actor import ChatActor
     from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
 
-    moves = "\n".join(f"> look\nYou are in the kitchen, {n}." for n in range(500))
-    play = Attempt(1, f"You wake up.\n{moves}\n> eat meal\nYou lost.", Score(0.0, False, "Lost."))
+    play = long_play(1, "You wake up.", "You lost.")
     model = scripted(["Read the cookbook first."])
     call = asyncio.run(RolloutActor(ChatActor(model), env).reflect(Task("g", "Cook."), play))
     assert call.output == "Read the cookbook first." and not call.error
@@ -265,17 +269,11 @@ def test_self_refine_feedback_on_long_plays_sees_each_play_s_ends_within_the_bou
 ) -> None:
     import asyncio
 
-    from reflexion.core.records import Attempt, Score, Task, Turn
     from reflexion.loop.actor import ChatActor
     from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
 
-    def play(n: int) -> Attempt:
-        moves = "\n".join(f"> look\nYou are in the kitchen, {k}." for k in range(500))
-        return Attempt(
-            n, f"Play {n} starts.\n{moves}\n> eat meal\nPlay {n} lost.", Score(0.0, False, "Lost.")
-        )
-
-    history = [Turn(play(1), "Find the knife first."), Turn(play(2))]
+    plays = [long_play(n, f"Play {n} starts.", f"Play {n} lost.") for n in (1, 2)]
+    history = [Turn(plays[0], "Find the knife first."), Turn(plays[1])]
     model = scripted(["Slice the carrot before you cook it."])
     call = asyncio.run(RolloutActor(ChatActor(model), env).feedback(Task("g", "Cook."), history))
     assert call.output == "Slice the carrot before you cook it." and not call.error

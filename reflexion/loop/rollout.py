@@ -11,9 +11,9 @@ rollout is recorded as one call whose tokens are the sum of its steps; identical
 Each step's prompt holds the game so far. When the model answers that a prompt is over its
 context (the local model has 4,096 tokens), the play leaves out the older half of its turns and
 asks again, instead of ending there; the goal, the lessons and the game's start stay (the trace
-counts these in the play's `shortened`). A
-reflection on a long play sees its start and its end (PLAY_CHARS), as a distill prompt does;
-Self-Refine's feedback sees every play so far that way, all of them within PLAY_CHARS.
+counts these in the play's `shortened`). A reflection on a long play sees its start and its end
+(PLAY_CHARS), as a distill prompt does; Self-Refine's feedback sees every play so far that way,
+all of them within PLAY_CHARS.
 
     >>> too_long("request (4200 tokens) exceeds the available context size (4096 tokens)")
     True
@@ -48,7 +48,8 @@ PLAY_SYSTEM = (
 EARLIER = "\n\nYour earlier plays of this game (their actions) and the feedback on them:\n"
 AGAIN = "\n\nPlay again from the start, using the feedback."
 WORDS = re.compile(r"[a-z0-9']+")
-# a play as a reflection prompt shows it, its start and its end: within a 4,096-token context
+# a play as a reflection or feedback prompt shows it (its start and its end), or all the plays
+# together in a feedback prompt: within a 4,096-token context
 PLAY_CHARS = 6000
 # how model servers say a prompt is over the context: llama.cpp, OpenAI-style APIs
 TOO_LONG = re.compile(r"exceeds the available context|context.length", re.I)
@@ -93,7 +94,7 @@ class RolloutActor:
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         """Self-Refine's feedback on the plays so far: each play by its start and its end, all
         of them together within PLAY_CHARS, so 30-step plays fit the local model's context."""
-        share = PLAY_CHARS // len(history) if history else PLAY_CHARS
+        share = PLAY_CHARS // max(1, len(history))
         shown = [_bounded(turn, share) for turn in history]
         return await self.actor.feedback(task, shown)
 
