@@ -1,6 +1,8 @@
 # reflexion-memory: the start-up check (reflexion/core/packages.py) looks for this line.
 """reflexion-memory's stores of reflections: a Chroma vector store, the last-k window, and
-embedders, with a registry of backends by name (`--memory-backend`).
+embedders, with a registry of backends by name (`--memory-backend`). Each backend is one store
+class that serves the run's contract (Memory: recall, add) and the people's (Curated: list,
+forget, edit, revert, audit); `open_store(where, access)` opens one.
 
 Importing this package is cheap: chromadb loads when a ChromaMemory is made, torch and
 sentence-transformers at the first SentenceTransformerEmbedder.embed call.
@@ -10,21 +12,24 @@ sentence-transformers at the first SentenceTransformerEmbedder.embed call.
     []
 """
 
-from memory.backend import Backend, StoreSettings
+from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.store import ChromaMemory
 from memory.embedders import HashEmbedder, SentenceTransformerEmbedder, embedder_for
-from memory.registry import BACKENDS, get_backend, register_backend
+from memory.registry import BACKENDS, get_backend, open_store, register_backend
 from memory.window import WindowMemory
 
 __all__ = [
     "BACKENDS",
+    "Access",
     "Backend",
     "ChromaMemory",
     "HashEmbedder",
+    "ReadOnly",
     "SentenceTransformerEmbedder",
     "StoreSettings",
     "WindowMemory",
     "embedder_for",
     "get_backend",
+    "open_store",
     "register_backend",
 ]

@@ -1,44 +1,60 @@
-"""What a memory backend is: how to open its store for a run, how to find the store a run left
-behind, and how to open that store for a person to curate (`reflexion memory`, the web page):
-`readable` to look, `writable` to change it, held against other writers. The registry
-(memory.registry) maps names to backends.
+"""What a memory backend is: one store class serving two contracts, the run's (`Memory`:
+recall, add) and the people's (`Curated`: list, forget, edit, revert, audit), as chroma's one
+client serves its ClientAPI and AdminAPI; and one function that opens its store for the access
+wanted (`Access`). The registry (memory.registry) maps names to backends.
 
     >>> from memory.window import WindowMemory
-    >>> mine = Backend("mine", "a list in this process", open=lambda settings: WindowMemory(),
-    ...                find=lambda settings: WindowMemory())
-    >>> mine.open(StoreSettings(Path("runs/x"))).reflections()
+    >>> def open_mine(where, access):
+    ...     return WindowMemory() if access is Access.RUN else None  # nothing left to find
+    >>> mine = Backend("mine", "a list in this process", open_mine)
+    >>> mine.open(StoreSettings(Path("runs/x")), Access.RUN).reflections()
     []
-    >>> with mine.readable(StoreSettings(Path("runs/x"))) as store:
-    ...     store.lessons(), sorted(store.can)
-    ([], [])
+    >>> ReadOnly.can
+    frozenset()
 """
 
 from __future__ import annotations
 
-import contextlib
+import enum
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Protocol
 
-from memory.listed import ListedCuration
 from memory.ranking import Ranking
-from reflexion.core.curation import Curated
-from reflexion.core.errors import StoreError
+from reflexion.core.curation import (
+    CREDIT,
+    EDIT,
+    EVERY,
+    FORGET,
+    HISTORY,
+    IMPORT,
+    REVERT,
+    CannotCurate,
+    Change,
+    Chosen,
+    Credit,
+)
 from reflexion.core.protocols import Closable, Memory
+from reflexion.core.records import Recalled, RecallScope, Reflection
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "reflections"  # where a Chroma store keeps a run's lessons (--collection)
-# how a person opens a store: to read it, to change it (held against other writers), or to
-# change it or make it when there is none (`memory import` into a new folder)
-Access = Literal["read", "write", "create"]
+
+
+class Access(enum.Enum):
+    """What a store is opened for."""
+
+    RUN = "run"  # the store a run recalls from and writes to, made where there is none
+    READ = "read"  # the store a run left, to look at (None: there is none)
+    EDIT = "edit"  # to change it, held against other writers meanwhile (None: there is none)
+    CREATE = "create"  # as EDIT, made where there is none (`memory import` into a new folder)
 
 
 @dataclass(frozen=True)
 class StoreSettings:
-    """Where a run keeps its memory: everything a backend may need to open it."""
+    """Where a store is: its backend, and everything that backend may need to open it."""
 
     folder: Path  # the run folder
     memory: str | None = None  # a store folder shared across runs (default: in the run folder)
@@ -46,6 +62,7 @@ class StoreSettings:
     embedder: str = DEFAULT_EMBEDDER
     ranking: Ranking = Ranking()  # how a vector store ranks what a scope admits
     collection: str = DEFAULT_COLLECTION  # the lessons' collection in a Chroma store
+    backend: str = "chroma"  # the backend's name (--memory-backend)
 
 
 def collection_name(text: str) -> str:
@@ -64,10 +81,6 @@ def collection_name(text: str) -> str:
     return text
 
 
-def _nothing(settings: StoreSettings) -> Memory | None:
-    return None
-
-
 def close_all(memories: Sequence[Memory]) -> None:
     """Let go of the stores that hold a file or a connection (the others need nothing)."""
     for memory in memories:
@@ -75,54 +88,70 @@ def close_all(memories: Sequence[Memory]) -> None:
             memory.close()
 
 
+Opener = Callable[[StoreSettings, Access], Memory | None]
+
+
 @dataclass(frozen=True)
 class Backend:
-    """A memory backend. `open` makes (or reopens) the store a run writes; `find` opens the
-    store a finished run left, or returns None when there is none; `files` are the files it
-    writes in the run folder (checked for write access before a run starts)."""
+    """A memory backend. `open(where, access)` opens its store: for a run (made where there is
+    none), to read, or to change; None when there is none to read or change. A store that also
+    serves the people's contract (reflexion.core.curation.Curated; the ReadOnly mixin is enough
+    to be listed) is what `reflexion memory` and the web page show. `files` are the files it
+    writes in the run folder (checked for write access before a run starts; a backend that is
+    not `shared` is asked to read or change a run folder's store only when one of them is there:
+    memory.registry.open_store); `where` says where it looks, for a message."""
 
     name: str
     help: str
-    open: Callable[[StoreSettings], Memory]
-    find: Callable[[StoreSettings], Memory | None] = _nothing
+    open: Opener
     files: tuple[str, ...] = ()
     shared: bool = False  # its store can be one shared across runs (--memory, --chroma-url)
-    where: Callable[[StoreSettings], str] | None = None  # where `find` looks, for a message
-    # the store opened for a person (None: there is none); default: `find`, read-only
-    curate: Callable[[StoreSettings, Access], AbstractContextManager[Curated | None]] | None = None
-
-    def readable(self, settings: StoreSettings) -> AbstractContextManager[Curated | None]:
-        """The store a run left, to look at (None: there is none); closed after the block."""
-        return self.curated(settings, "read")
-
-    @contextlib.contextmanager
-    def writable(self, settings: StoreSettings, create: bool = False) -> Iterator[Curated]:
-        """The store, held against other writers while the block runs (a run on it waits, and
-        says so); `create` makes one where there is none. StoreError when there is none.
-
-            >>> with CHROMA.writable(settings) as store:               # doctest: +SKIP
-            ...     store.forget(["3f9a0c1d2e4b5a69"], why="misleading")
-        """
-        with self.curated(settings, "create" if create else "write") as store:
-            if store is None:
-                where = self.where(settings) if self.where else str(settings.folder)
-                msg = f"no {self.name} store to change: {where}"
-                raise StoreError(msg)
-            yield store
-
-    def curated(
-        self, settings: StoreSettings, access: Access
-    ) -> AbstractContextManager[Curated | None]:
-        """The store for a person, opened for `access` (None: there is none)."""
-        if self.curate is not None:
-            return self.curate(settings, access)
-        return _listed(self, settings)
+    where: Callable[[StoreSettings], str] | None = None
 
 
-@contextlib.contextmanager
-def _listed(backend: Backend, settings: StoreSettings) -> Iterator[Curated | None]:
-    memory = backend.find(settings)
-    try:
-        yield None if memory is None else ListedCuration(memory, backend.name)
-    finally:
-        close_all([memory] if memory is not None else [])
+class _Stored(Protocol):
+    kind: str
+
+    def reflections(self) -> list[Reflection]: ...
+
+    def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]: ...
+
+
+class ReadOnly:
+    """The people's contract for reading, every change declined (CannotCurate): a store class
+    mixes it in and overrides what it can do, adding it to `can`. The store names its `kind`
+    (its backend's name), `location` and `label`."""
+
+    can: frozenset[str] = frozenset()
+
+    def lessons(self: _Stored, chosen: Chosen = EVERY) -> list[Reflection]:
+        return [r for r in self.reflections() if chosen.admits(r)]
+
+    def ranked(self: _Stored, text: str, scope: RecallScope, at: float) -> list[Recalled]:
+        every = len(self.reflections())
+        hits = self.recall(text, scope, every) if every else []
+        return [h for h in hits if h.reflection.created <= at]
+
+    def forget(self: _Stored, ids: Sequence[str], why: str) -> int:
+        raise CannotCurate(self.kind, FORGET)
+
+    def edit(self: _Stored, reflection_id: str, text: str, why: str) -> Reflection:
+        raise CannotCurate(self.kind, EDIT)
+
+    def revert(self: _Stored, reflection_id: str, why: str) -> Reflection | None:
+        raise CannotCurate(self.kind, REVERT)
+
+    def bring_in(self: _Stored, reflections: Sequence[Reflection], why: str) -> int:
+        raise CannotCurate(self.kind, IMPORT)
+
+    def history(self: _Stored, reflection_id: str) -> list[Change]:
+        raise CannotCurate(self.kind, HISTORY)
+
+    def credits(self: _Stored) -> dict[str, Credit]:
+        raise CannotCurate(self.kind, CREDIT)
+
+    def count_audit(self: _Stored, reflection_id: str, outcome: str, episode: str) -> bool:
+        raise CannotCurate(self.kind, CREDIT)
+
+    def merged_from(self, reflection_id: str) -> list[dict[str, Any]]:
+        return []  # it merges no lessons

@@ -3,7 +3,7 @@ in its own folder, so the lessons it learns never change the store it started fr
 transfer experiment needs the learned memory to stay as it was).
 
     >>> settings = StoreSettings(Path("runs/b"), memory="runs/a/memory")
-    >>> open_copy(CHROMA, settings).location                     # doctest: +SKIP
+    >>> open_copy(settings).location                             # doctest: +SKIP
     'runs/b/memory'
 """
 
@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 
-from memory.backend import Backend, StoreSettings, close_all
+from memory.backend import Access, StoreSettings, close_all
+from memory.registry import get_backend, open_store
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Memory
 
 
-def open_copy(backend: Backend, settings: StoreSettings) -> Memory:
+def open_copy(settings: StoreSettings) -> Memory:
     """The run's own store (in the run folder), holding every reflection of the source store
     it does not hold yet: a resumed run copies only what an interrupted copy missed."""
     if not settings.memory and not settings.chroma_url:
         msg = "--memory-mode copy needs a store to copy: --memory DIR or --chroma-url URL"
         raise UsageError(msg)
-    source = backend.find(settings)
+    source = open_store(settings, Access.READ)
     if source is None:
+        backend = get_backend(settings.backend)
         where = backend.where(settings) if backend.where else settings.memory
         msg = f"--memory-mode copy: nothing to copy ({where})"
         raise UsageError(msg)
@@ -33,7 +35,7 @@ def open_copy(backend: Backend, settings: StoreSettings) -> Memory:
             place = settings.memory or settings.chroma_url
             msg = f"--memory-mode copy: nothing to copy (no reflections in the store at {place})"
             raise UsageError(msg)
-        own = backend.open(dataclasses.replace(settings, memory=None, chroma_url=None))
+        own = open_store(dataclasses.replace(settings, memory=None, chroma_url=None), Access.RUN)
         try:
             held = {r.id for r in own.reflections()}
             own.add([r for r in lessons if r.id not in held])

@@ -49,11 +49,11 @@ if _typing.TYPE_CHECKING:
     from envs.registry import make_env, register_env
     from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
     from memory.registry import register_backend
+    from reflexion.actor.chat import ChatActor
+    from reflexion.actor.prompts import generate_messages
     from reflexion.experiment import arun, run
-    from reflexion.loop.actor import ChatActor
-    from reflexion.loop.config import RunConfig
-    from reflexion.loop.prompts import generate_messages
     from reflexion.models.registry import load_model
+    from reflexion.runner.config import RunConfig
     from reflexion.strategies import STRATEGIES, Strategy, register_strategy
 
 __version__ = _VERSION
@@ -61,11 +61,11 @@ __version__ = _VERSION
 # name -> the module that defines it; loaded on first use (PEP 562), so `import reflexion` does
 # not pull in the runner, langchain or the stores
 _LAZY = {
-    "RunConfig": "reflexion.loop.config",
+    "RunConfig": "reflexion.runner.config",
     "run": "reflexion.experiment",  # the runner's run, and the comparison the CLI writes
     "arun": "reflexion.experiment",
-    "ChatActor": "reflexion.loop.actor",  # the actor a run builds around a chat model
-    "generate_messages": "reflexion.loop.prompts",  # what that actor asks for a first answer
+    "ChatActor": "reflexion.actor.chat",  # the actor a run builds around a chat model
+    "generate_messages": "reflexion.actor.prompts",  # what that actor asks for a first answer
     "load_model": "reflexion.models.registry",
     "make_env": "envs.registry",
     "register_env": "envs.registry",

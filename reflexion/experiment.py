@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from reflexion.core.protocols import Actor, Env, Memory
 from reflexion.core.records import TaskResult
-from reflexion.loop import runner
-from reflexion.loop.config import RunConfig
-from reflexion.loop.results import RunResults
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.setup import ActorFor
+from reflexion.core.runfolder import RunFolder
 from reflexion.report.build import Report, write_report
 from reflexion.report.paired import Pair, all_pairs
 from reflexion.report.summary import Summary, format_table, summarize
+from reflexion.runner.config import RunConfig
+from reflexion.runner.execute import blocking, execute
+from reflexion.runner.results import RunResults
+from reflexion.runner.setup import ActorFor, Injected
 from reflexion.strategies import Strategy
 
 if TYPE_CHECKING:
@@ -88,40 +88,6 @@ def _record(r: TaskResult) -> dict[str, Any]:
     return row | {"tokens": r.input_tokens + r.output_tokens, "errors": "; ".join(r.errors)}
 
 
-def run(
-    config: RunConfig,
-    *,
-    model: BaseChatModel | None = None,
-    env: Env | None = None,
-    memory: Memory | None = None,
-    actor: Actor | ActorFor | None = None,
-    strategies: Sequence[Strategy] = (),
-    progress: bool = False,
-    echo: Callable[[str], None] | None = None,
-    report: bool = True,
-) -> Results:
-    """Run (or resume) every trial of `config` (see reflexion.loop.runner.run for the objects
-    that may stand in for names), then, with `report`, write the comparison into the run folder
-    as `reflexion compare` does. `echo=print` prints what the run loaded and what a resumed run
-    found done, as it starts.
-
-    >>> results = run(RunConfig(env="quadratic", strategies=("single",)))   # doctest: +SKIP
-    >>> len(results), results.files[0].name                                 # doctest: +SKIP
-    (8, 'comparison.json')
-    """
-    done = runner.run(
-        config,
-        model=model,
-        env=env,
-        memory=memory,
-        actor=actor,
-        strategies=strategies,
-        progress=progress,
-        echo=echo,
-    )
-    return compared(done, report)
-
-
 async def arun(
     config: RunConfig,
     *,
@@ -134,18 +100,28 @@ async def arun(
     echo: Callable[[str], None] | None = None,
     report: bool = True,
 ) -> Results:
-    """`run`, for a caller already inside an event loop: `results = await arun(config, ...)`."""
-    done = await runner.arun(
-        config,
-        model=model,
-        env=env,
-        memory=memory,
-        actor=actor,
-        strategies=strategies,
-        progress=progress,
-        echo=echo,
-    )
+    """Run (or resume) every trial of `config`, then, with `report`, write the comparison into
+    the run folder as `reflexion compare` does. Inside a running event loop (Jupyter, an async
+    app): `results = await arun(config, ...)`; elsewhere `run(config, ...)`, the same call.
+
+    Objects may stand in for names in the config: `model` for `--model`, `env` for `--env`,
+    `memory` for the memory backend of every strategy that keeps lessons, `actor` (an Actor, or
+    a function of the seed that makes one) for the model's roles, and `strategies` for
+    strategies not in the registry (named in `config.strategies`, or all run when it is empty).
+    `echo=print` prints what the run loaded and what a resumed run found done, as it starts.
+
+    >>> results = run(RunConfig(env="quadratic", strategies=("single",)))   # doctest: +SKIP
+    >>> len(results), results.files[0].name                                 # doctest: +SKIP
+    (8, 'comparison.json')
+    """
+    given = Injected(model, env, memory, actor, tuple(strategies))
+    done = await execute(config, given, progress, echo)
     return await asyncio.to_thread(compared, done, report)  # plotting takes a second or two
+
+
+# `run` is `arun` for a caller outside an event loop: one signature, written once (above)
+run = blocking(arun)
+run.__name__ = run.__qualname__ = "run"
 
 
 def compared(done: RunResults, report: bool = True) -> Results:

@@ -7,9 +7,9 @@ import asyncio
 from envs.quadratic import Problem, QuadraticEnv
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Step
-from reflexion.loop.trial import RecordedTrial
-from reflexion.loop.trial_settings import TrialSettings
+from reflexion.runner.config import RunConfig
 from reflexion.strategies import STRATEGIES
+from reflexion.trial.recorded import RecordedTrial
 
 
 def run_trial(
@@ -19,7 +19,7 @@ def run_trial(
     steps: list[Step] = []
     spec = STRATEGIES[strategy]
     trial = RecordedTrial(
-        TrialSettings("run", episodes=budget),
+        RunConfig(run_id="run", episodes=budget),
         strategy,
         env,
         env.tasks()[0],

@@ -5,17 +5,20 @@ Rooms and layers (a room may import its own modules and any lower layer, nothing
     0  reflexion.core                      records, protocols, errors
     1  memory, envs, reflexion.models,     each imports only reflexion.core (and itself)
        reflexion.strategies
-    2  reflexion.loop                      the loop's machinery
-    3  reflexion.curate                    curating stored lessons (`memory`, the web memory page)
-    4  reflexion.report
-    5  reflexion.web                       the web page (`reflexion serve`)
-    6  reflexion.cli
-    7  reflexion (the package's __init__ and __main__: the public API)
-    8  scripts                             measurements and tools, run as `python scripts/x.py`
+    2  reflexion.trial                     one trial: its state, board, provenance, self-tests
+    3  reflexion.actor                     the model's roles: prompts, replies, retries, rollouts
+    4  reflexion.runner                    the run: settings, set-up, schedule, cluster, budget
+    5  reflexion.curate                    curating stored lessons (`memory`, the web memory page)
+    6  reflexion.report
+    7  reflexion.web                       the web page (`reflexion serve`)
+    8  reflexion.cli
+    9  reflexion (the package's __init__ and __main__: the public API)
+    10 scripts                             measurements and tools, run as `python scripts/x.py`
 
 A script uses the package as a user would: it imports packages (what an `__init__.py` offers:
 `reflexion`, `reflexion.report`, `reflexion.models`, `memory`, `envs.sandbox`, ...), never a module
-inside one, and nothing of the loop's machinery (`reflexion.loop`) or a store's insides
+inside one, and nothing of the run's machinery (`reflexion.trial`, `reflexion.actor`,
+`reflexion.runner`) or a store's insides
 (`memory.chroma`).
 """
 
@@ -33,22 +36,24 @@ ROOMS = {
     "envs": 1,
     "reflexion.models": 1,
     "reflexion.strategies": 1,
-    "reflexion.loop": 2,
-    "reflexion.curate": 3,
-    "reflexion.report": 4,
-    "reflexion.web": 5,
-    "reflexion.cli": 6,
-    "reflexion": 7,
-    "scripts": 8,
+    "reflexion.trial": 2,
+    "reflexion.actor": 3,
+    "reflexion.runner": 4,
+    "reflexion.curate": 5,
+    "reflexion.report": 6,
+    "reflexion.web": 7,
+    "reflexion.cli": 8,
+    "reflexion": 9,
+    "scripts": 10,
 }
 # Every store stays behind the curation contract (reflexion.core.curation): no module outside
 # `memory` imports a store's own modules, and none tests `isinstance` on a store's class.
-STORE_INSIDES = ("memory.chroma", "memory.window_curation", "memory.listed")
-STORE_CLASSES = ("ChromaMemory", "WindowMemory", "ChromaCuration", "WindowCuration")
+STORE_INSIDES = ("memory.chroma", "memory.window")
+STORE_CLASSES = ("ChromaMemory", "WindowMemory")
 OURS = ("reflexion", "memory", "envs", "scripts")
 SCRIPTS = "scripts"
 # what no script may import, not even a package of it: reached through `reflexion` and `memory`
-INTERNALS = ("reflexion.loop", "memory.chroma")
+INTERNALS = ("reflexion.trial", "reflexion.actor", "reflexion.runner", "memory.chroma")
 # The programs that run inside a sandbox, where none of our packages exist: the launcher imports
 # the standard library only; the harness also its own modules, by relative imports (it is the
 # top-level package `harness` there).
@@ -246,3 +251,26 @@ def oversized(root: Path, max_module: int, max_function: int) -> list[str]:
                 if length > max_function:
                     bad.append(f"{name}.{node.name}: {length} lines")
     return bad
+
+
+def crowded_folders(root: Path, max_modules: int) -> list[str]:
+    """Folders of our packages holding more than `max_modules` modules, `__init__` included."""
+    count: dict[Path, int] = {}
+    for path in modules(root).values():
+        if path.parent.name != SCRIPTS:
+            count[path.parent] = count.get(path.parent, 0) + 1
+    return [
+        f"{folder.relative_to(root)}: {n} modules"
+        for folder, n in sorted(count.items())
+        if n > max_modules
+    ]
+
+
+def same_names(root: Path, package: str) -> list[str]:
+    """Module file names used twice under `package` (`__init__` aside): a reader who finds
+    `experience.py` must not have to ask which one."""
+    seen: dict[str, list[str]] = {}
+    for name, path in modules(root).items():
+        if name.startswith(package + ".") and path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(name)
+    return [f"{file}: {', '.join(names)}" for file, names in sorted(seen.items()) if len(names) > 1]

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from conftest import KeywordEnv
 from openai_stub import StubServer
+from running import RunConfig, run
 from test_faults import FaultyModel, Slow
 
 from envs.registry import register_env
 from reflexion.cli import main
 from reflexion.cli.common import EXIT_STOPPED
-from reflexion.loop.runfolder import INTERRUPTED, RunFolder, read_jsonl
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.runfolder import INTERRUPTED, RunFolder, read_jsonl
 
 # 2 tasks x 2 seeds of self-refine; every answer misses a word, so each trial makes 3 calls:
 # generate, feedback, refine (the second seed's are the same greedy prompts: reused, free).

@@ -10,7 +10,7 @@ from pathlib import Path
 from test_report_stats import trial
 
 from reflexion.core.records import TaskResult
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "choose_subset.py"
 

@@ -233,7 +233,7 @@ def test_runs_sharing_a_server_keep_their_lessons_apart_by_collection(
     chroma_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from reflexion.cli import main
-    from reflexion.loop.runfolder import RunFolder
+    from reflexion.core.runfolder import RunFolder
 
     argv = ["compare", "--env", "quadratic", "--strategies", "reflexion", "--episodes", "3"]
     argv += ["--tasks", "2", "--chroma-url", chroma_server, "--embedder", "hash-64"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reflexion.cli import main
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
 
@@ -387,7 +387,7 @@ def help_sections(argv: list[str], capsys) -> dict[str, list[str]]:
 def test_compare_help_lists_every_option_under_its_group(capsys) -> None:
     import dataclasses
 
-    from reflexion.loop.config import GROUPS, RunConfig, flag_of
+    from reflexion.runner.config import GROUPS, RunConfig, flag_of
 
     fields = [f for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
     assert [f.name for f in fields if f.metadata["group"] not in GROUPS] == []
@@ -404,7 +404,7 @@ def test_compare_help_lists_every_option_under_its_group(capsys) -> None:
 def test_every_subcommand_ends_its_help_with_an_example_that_parses(capsys) -> None:
     import shlex
 
-    from reflexion.cli.examples import EXAMPLES, subcommands
+    from reflexion.cli.common import EXAMPLES, subcommands
     from reflexion.cli.main import build_parser
 
     commands = dict(subcommands(build_parser()))

@@ -103,9 +103,9 @@ def test_quadratic_on_the_cluster_gives_the_local_records(cluster: Any, tmp_path
 
 
 def test_a_window_is_one_trials_own_so_ray_runs_the_default_strategies() -> None:
-    from reflexion.loop.cluster import check
-    from reflexion.loop.config import RunConfig
-    from reflexion.loop.setup import Injected
+    from reflexion.runner.cluster import check
+    from reflexion.runner.config import RunConfig
+    from reflexion.runner.setup import Injected
     from reflexion.strategies import DEFAULT
 
     defaults = tuple(DEFAULT)  # what `reflexion compare` runs when given no --strategies

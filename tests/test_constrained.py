@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from conftest import scripted
+from running import RunConfig, run
 
 from envs.constrained import ConstrainedEnv
 from envs.constrained.env import MAX_WORDS
 from envs.constrained.forms import forms, used
 from reflexion.cli import main
-from reflexion.loop.runner import RunConfig, run
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from envs.textgames import Cooking, TextWorldEnv, cooking_env
 from reflexion.cli import main
 from reflexion.core.errors import UsageError
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 # the test's own direct use of textworld meets jericho's note on generated games
 pytestmark = pytest.mark.filterwarnings("ignore:Game .* is not fully supported")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from memory.chroma.credit import credits
 from memory.chroma.store import ChromaMemory
 from memory.window import WindowMemory
 
@@ -161,7 +160,7 @@ def outcome(out: Path) -> tuple[list[tuple], list[tuple]]:
         for r in lines(out / "results.jsonl")
     )
     with ChromaMemory.open(out / "memory") as store:
-        stored, credit = store.reflections(), credits(store)
+        stored, credit = store.reflections(), store.credits()
     assert len({r.id for r in stored}) == len(stored)
     lessons = sorted(
         (r.strategy, r.task_id, r.seed, r.episode, r.kind, r.text, r.votes, r.score, credit[r.id])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from conftest import KeywordEnv, scripted
+from running import RunConfig, run
 
 from reflexion.cli import main
-from reflexion.loop.runner import RunConfig, run
 
 ROOT = Path(__file__).resolve().parents[1]
 # k0 wants apple, river and (held out) zebra; k1 cloud, stone and zebra. A stream answers k0

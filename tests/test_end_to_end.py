@@ -9,7 +9,7 @@ import pytest
 
 from envs.humaneval.env import load_problems
 from reflexion.cli import main
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 pytestmark = pytest.mark.slow
 SMALL = [

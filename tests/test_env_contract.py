@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ECHO_ENV, KeywordEnv, scripted
+from running import run
 
 from envs.registry import BUILTIN, env_names, make_env
 from reflexion.core.protocols import Actor, Env, InteractiveEnv, SandboxedEnv, ScriptedEnv
 from reflexion.core.records import Call, Score
-from reflexion.loop.config import RunConfig
-from reflexion.loop.runner import run
+from reflexion.runner.config import RunConfig
 
 
 @pytest.fixture(scope="module")

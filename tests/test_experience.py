@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 from conftest import SECRET, KeywordEnv, scripted
+from running import RunConfig, run
 
 from memory import ChromaMemory, HashEmbedder
-from memory.chroma.credit import credits
 from reflexion.cli import main
 from reflexion.core.records import Reflection
-from reflexion.loop.experience import undo_interrupted
-from reflexion.loop.runner import RunConfig, run
+from reflexion.trial.board import undo_interrupted
 
 
 def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2, **more):
@@ -237,7 +236,7 @@ def test_inherited_rules_neither_fill_the_board_nor_change_and_credit_stays_froz
     assert "1. Old rule" in prompts[0]  # inherited rules are shown
     with ChromaMemory.open(shared) as memory:
         lessons = {r.id: r for r in memory.reflections()}
-        credit = credits(memory)
+        credit = memory.credits()
     assert all(lessons[r.id] == r for r in rules)  # another run's rules are not changed
     [mine] = [r for r in lessons.values() if r.run_id != "old-run"]
     assert mine.text == "Use every listed word." and mine.votes == 2
@@ -260,5 +259,36 @@ def test_inherited_rules_neither_fill_the_board_nor_change_and_credit_stays_froz
     )
     run(config, model=model, env=KeywordEnv())
     with ChromaMemory.open(shared) as memory:
-        assert credits(memory) == credit  # no credit count changed either
+        assert memory.credits() == credit  # no credit count changed either
         assert all(memory.get(i) == r for i, r in before.items())
+
+
+def test_a_strategy_of_your_own_keeps_and_recalls_a_kind_of_its_own(tmp_path: Path) -> None:
+    """Lesson kinds are a type for the built-in designs, but a store holds plain strings: a
+    strategy registered by a user may keep and recall a kind the package does not know."""
+    from reflexion import Strategy
+
+    async def notes(trial) -> None:
+        recalled = await trial.recall(1, "note")
+        call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), 1)
+        attempt = await trial.attempt(call, 1)
+        await trial.keep("note", f"seen {len(recalled)} notes", attempt)
+
+    mine = Strategy("notes", notes, "chroma", help="keeps a note per task")
+    config = RunConfig(
+        env="keywords",
+        strategies=("notes",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    run(config, model=scripted(["apple", "cloud"]), env=KeywordEnv(), strategies=(mine,))
+    kept = stored(tmp_path / "run")
+    assert sorted((r.kind, r.text) for r in kept) == [
+        ("note", "seen 0 notes"),
+        ("note", "seen 1 notes"),
+    ]
+    recalls = steps(tmp_path / "run", "recall")
+    assert [len(s["data"]["hits"]) for s in recalls] == [0, 1]
+    assert all(s["data"]["kind"] == "note" for s in recalls)

@@ -14,10 +14,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from prompt_model import PromptModel, WordsEnv
+from running import RunConfig, run
 
 from memory import ChromaMemory
-from reflexion.core.records import CHEATSHEET, RULE, Reflection
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.records import Kind, Reflection
 
 DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 2 notes")
 LONG_SHEET = "Use every listed word, each spelled as the task spells it. " * 5
@@ -81,7 +81,7 @@ def test_garbage_replies_leave_the_rules_exactly_as_they_were(tmp_path: Path) ->
     replies = ["apple", "apple river", "ADD: Use every listed word."]
     replies += ["cloud", "cloud stone", garbage]
     folder = stream(tmp_path, "insights", scripted(replies), KeywordEnv())
-    [rule] = [r for r in stored(folder) if r.kind == RULE]
+    [rule] = [r for r in stored(folder) if r.kind == Kind.RULE]
     assert (rule.text, rule.votes) == ("Use every listed word.", 2)  # as it was added
     [second] = steps(folder, "unparsed")  # k0's reply parsed
     assert second["task_id"] == "k1" and second["output"].splitlines() == garbage.splitlines()
@@ -92,7 +92,7 @@ def test_an_edit_of_a_missing_rule_changes_nothing(tmp_path: Path) -> None:
     replies = ["apple", "apple river", "ADD: Use every listed word."]
     replies += ["cloud", "cloud stone", "EDIT 2: a rule that is not there\nDOWNVOTE 3"]
     folder = stream(tmp_path, "insights", scripted(replies), KeywordEnv())
-    assert [(t, v) for _, t, v in board(folder, RULE)] == [("Use every listed word.", 2)]
+    assert [(t, v) for _, t, v in board(folder, Kind.RULE)] == [("Use every listed word.", 2)]
     assert "EDIT 2: a rule that is not there" in steps(folder, "unparsed")[-1]["output"]
 
 
@@ -112,7 +112,7 @@ def sheet_run(tmp_path: Path, second: str) -> Path:
 )
 def test_a_refused_rewrite_keeps_the_sheet(tmp_path: Path, second: str, why: str) -> None:
     folder = sheet_run(tmp_path, second)
-    [(_, text, _)] = board(folder, CHEATSHEET)
+    [(_, text, _)] = board(folder, Kind.CHEATSHEET)
     assert text == LONG_SHEET.strip()
     assert [s["output"] for s in steps(folder, "unparsed")] == [why]
     assert [s["task_id"] for s in steps(folder, "revise")] == ["k0"]
@@ -162,7 +162,9 @@ def test_a_run_on_a_shared_store_rewrites_an_inherited_sheet_into_its_own(tmp_pa
         tmp_path / "b", "cheatsheet", scripted(second), KeywordEnv(), episodes=1, memory=shared
     )
     with ChromaMemory.open(Path(shared)) as memory:
-        sheets = sorted((r.run_id, r.text) for r in memory.reflections() if r.kind == CHEATSHEET)
+        sheets = sorted(
+            (r.run_id, r.text) for r in memory.reflections() if r.kind == Kind.CHEATSHEET
+        )
     runs = [json.loads((tmp_path / x / "run" / "config.json").read_text())["run_id"] for x in "ab"]
     assert sheets == sorted([(runs[0], LONG_SHEET.strip()), (runs[1], LONG_SHEET + "\nAnd check.")])
     assert "belongs to another run" not in " ".join(s["output"] for s in steps(folder, "revised"))

@@ -15,14 +15,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from openai_stub import EMPTY, HANG, HTTP_429, HTTP_500, INVALID_JSON, StubServer
+from running import RunConfig, run
 
 from envs.registry import register_env
+from reflexion.actor.backoff import RetryPolicy, is_transient
+from reflexion.actor.chat import MAX_OUTPUT_CHARS, ChatActor
 from reflexion.cli import main
 from reflexion.core.records import Call, Task
-from reflexion.loop.actor import MAX_OUTPUT_CHARS, ChatActor
-from reflexion.loop.backoff import RetryPolicy, is_transient
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.runfolder import RunFolder
 
 TASK = Task(
     "k0", "Write one sentence using the words: apple, river.", {"words": ["apple", "river"]}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory.chroma.filtering import WIDEN, nearest_admitted
+from memory.chroma.recall import WIDEN, nearest_admitted
 from memory.chroma.store import ChromaMemory
 from memory.embedders import HashEmbedder
 from reflexion.core.records import Recalled, RecallScope, Reflection

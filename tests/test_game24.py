@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import scripted
+from running import run
 
 import envs.game24.env as game24_env
 from envs.game24 import Game24Env
@@ -22,8 +23,7 @@ from envs.game24.puzzles import counts, cuts, difficulty, solvable, ways
 from envs.registry import make_env
 from reflexion.cli import main
 from reflexion.core.protocols import Env, SandboxedEnv
-from reflexion.loop.config import RunConfig
-from reflexion.loop.runner import run
+from reflexion.runner.config import RunConfig
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from layout import (
     concrete_store_checks,
+    crowded_folders,
     cycles,
     layer_violations,
     oversized,
+    same_names,
     store_inside_imports,
 )
 
@@ -65,6 +67,19 @@ def test_modules_and_functions_stay_small() -> None:
     assert oversized(ROOT, max_module=400, max_function=40) == []
 
 
+def test_each_folder_holds_a_few_modules_each_named_once() -> None:
+    assert crowded_folders(ROOT, max_modules=12) == []
+    assert same_names(ROOT, "reflexion") == []
+
+
+def test_the_room_checks_catch_a_crowded_folder_and_a_name_used_twice(tmp_path: Path) -> None:
+    files = {f"reflexion/trial/m{n}.py": "" for n in range(12)}
+    files |= {"reflexion/trial/__init__.py": "", "reflexion/actor/m0.py": ""}
+    root = _tree(tmp_path, files)
+    assert crowded_folders(root, max_modules=12) == ["reflexion/trial: 13 modules"]
+    assert same_names(root, "reflexion") == ["m0.py: reflexion.actor.m0, reflexion.trial.m0"]
+
+
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = tmp_path / name
@@ -80,7 +95,7 @@ def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_pat
         tmp_path,
         {
             "memory/__init__.py": "",
-            "memory/store.py": "from reflexion.loop.runner import run\n",  # up the layers
+            "memory/store.py": "from reflexion.runner.execute import run\n",  # up the layers
             "envs/a.py": "from envs import b\n",
             "envs/b.py": "import envs.a\n",  # a cycle
             "envs/sandbox/harness/wire.py": "import numpy\n",  # not the standard library
@@ -89,7 +104,7 @@ def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_pat
         },
     )
     bad = layer_violations(root)
-    assert any("memory.store:1 imports reflexion.loop.runner" in b for b in bad)
+    assert any("memory.store:1 imports reflexion.runner.execute" in b for b in bad)
     assert any("envs.sandbox.harness.wire:1 imports numpy" in b for b in bad)
     assert any("envs.sandbox.harness.side:1 imports envs.sandbox.harness.wire" in b for b in bad)
     assert cycles(root) == [["envs.a", "envs.b"]]
@@ -102,9 +117,9 @@ def test_scripts_import_public_faces_only(tmp_path: Path) -> None:
         {
             "reflexion/__init__.py": "",
             "reflexion/report/__init__.py": "",
-            "reflexion/report/arms.py": "",
-            "reflexion/loop/__init__.py": "",
-            "reflexion/loop/runfolder.py": "",
+            "reflexion/report/folders.py": "",
+            "reflexion/runner/__init__.py": "",
+            "reflexion/runner/schedule.py": "",
             "memory/__init__.py": "",
             "memory/chroma/__init__.py": "",
             "memory/chroma/rows.py": "",
@@ -115,21 +130,21 @@ def test_scripts_import_public_faces_only(tmp_path: Path) -> None:
                 "from memory import ChromaMemory\nfrom envs.sandbox import run_checks\n"
             ),
             "scripts/bad.py": (
-                "from reflexion.report.arms import arm\n"  # a module inside a package
+                "from reflexion.report.folders import arm\n"  # a module inside a package
                 "from memory.chroma.rows import to_metadata\n"  # a store's insides
                 "from memory.chroma import ChromaMemory\n"  # nor their package
-                "from reflexion.loop import runfolder\n"  # the loop's machinery
-                "import reflexion.loop\n"
+                "from reflexion.runner import schedule\n"  # the run's machinery
+                "import reflexion.runner\n"
             ),
         },
     )
     bad = layer_violations(root)
     assert [b.split(": ")[0] for b in bad] == [
-        "scripts.bad:1 imports reflexion.report.arms",
+        "scripts.bad:1 imports reflexion.report.folders",
         "scripts.bad:2 imports memory.chroma.rows",
         "scripts.bad:3 imports memory.chroma",
-        "scripts.bad:4 imports reflexion.loop.runfolder",
-        "scripts.bad:5 imports reflexion.loop",
+        "scripts.bad:4 imports reflexion.runner.schedule",
+        "scripts.bad:5 imports reflexion.runner",
     ]
     assert all("a script may import a package" in b for b in bad)
 
@@ -147,7 +162,7 @@ def test_import_reflexion_loads_no_heavy_library() -> None:
 
 
 def test_the_runner_loads_without_langchain_or_the_stores() -> None:
-    loaded = _loaded_after("import reflexion.loop.runner")
+    loaded = _loaded_after("import reflexion.runner.execute")
     assert not {"langchain_core", "chromadb", "torch", "xllamacpp"} & loaded
 
 

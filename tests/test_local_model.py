@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from reflexion.actor.chat import CallCache, ChatActor
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Task
-from reflexion.loop.actor import CallCache, ChatActor
 from reflexion.models import files as model_files
 from reflexion.models.files import ModelFiles
 from reflexion.models.local import ChatLocalGGUF

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from test_memory_edit import FAST, ids, out_of
 
-from memory.chroma.credit import add_audit, credits
 from memory.chroma.store import ChromaMemory
 from reflexion.cli import main
 
@@ -35,7 +34,7 @@ def test_audit_measures_lessons_and_counts_each_probe_once(
     assert "scored what the run recorded in 8 of 8" in out  # the reruns repeat the run
     assert "counted in the store: 8" in out
     with ChromaMemory.open(drill / "memory") as memory:
-        audited = [c for c in credits(memory).values() if c.audit_helped + c.audit_same]
+        audited = [c for c in memory.credits().values() if c.audit_helped + c.audit_same]
     assert audited
     listed = out_of(["memory", "list", str(drill)], capsys)
     assert "; audit of 1: helped 1" in listed
@@ -60,10 +59,10 @@ def test_prune_forgets_only_what_was_measured_to_hurt_after_a_dry_run(
     assert main(["memory", "prune", str(drill), "--harmful"]) == 2  # nothing audited yet
     assert "run `reflexion memory audit RUN` first" in capsys.readouterr().err
     with ChromaMemory.open(drill / "memory") as memory:
-        add_audit(memory, bad, "hurt", "reflexion/q0/0/2")
-        add_audit(memory, bad, "hurt", "reflexion/q0/0/3")
-        add_audit(memory, bad, "helped", "reflexion/q0/0/4")
-        add_audit(memory, good, "helped", "reflexion/q1/0/2")
+        memory.count_audit(bad, "hurt", "reflexion/q0/0/2")
+        memory.count_audit(bad, "hurt", "reflexion/q0/0/3")
+        memory.count_audit(bad, "helped", "reflexion/q0/0/4")
+        memory.count_audit(good, "helped", "reflexion/q1/0/2")
     dry = out_of(["memory", "prune", str(drill), "--harmful", "--dry-run"], capsys)
     assert "would forget 1 of 2 audited lessons" in dry and bad in dry and good not in dry
     assert bad in ids(drill, capsys)  # the dry run changed nothing

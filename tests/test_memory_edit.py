@@ -135,10 +135,10 @@ def test_each_lesson_is_credited_with_what_followed_its_recalls(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from conftest import KeywordEnv, scripted
+    from running import RunConfig, run
 
-    from memory.chroma.credit import Credit, credits
     from memory.chroma.store import ChromaMemory
-    from reflexion.loop.runner import RunConfig, run
+    from reflexion.core.curation import Credit
 
     # episode 1 scores 0.5; with L1 recalled, episode 2 scores 0 (fell: L1 hurt); with L1 and
     # L2 recalled, episode 3 scores 1 (rose: both helped)
@@ -149,7 +149,7 @@ def test_each_lesson_is_credited_with_what_followed_its_recalls(
     )  # fmt: skip
     run(config, model=model, env=KeywordEnv())
     with ChromaMemory.open(tmp_path / "r" / "memory") as m:
-        by_text = {r.text: credits(m)[r.id] for r in m.reflections()}
+        by_text = {r.text: m.credits()[r.id] for r in m.reflections()}
     assert by_text == {
         "L1: say more words": Credit(recalls=2, helped=1, hurt=1, same=0),
         "L2: say both": Credit(recalls=1, helped=1, hurt=0, same=0),
@@ -162,9 +162,9 @@ def test_a_vague_reflection_is_stored_with_a_flag_saying_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from conftest import KeywordEnv, scripted
+    from running import RunConfig, run
 
-    from reflexion.loop.runfolder import RunFolder
-    from reflexion.loop.runner import RunConfig, run
+    from reflexion.core.runfolder import RunFolder
 
     vague_text = "I will try harder and be more careful next time."
     specific = "I left out river; the sentence needs both apple and river."
@@ -190,10 +190,10 @@ def test_a_near_duplicate_lesson_is_merged_with_both_provenances(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from conftest import KeywordEnv, scripted
+    from running import RunConfig, run
 
     from memory.chroma.store import ChromaMemory
-    from reflexion.loop.runfolder import RunFolder
-    from reflexion.loop.runner import RunConfig, run
+    from reflexion.core.runfolder import RunFolder
 
     lesson = "I left out river; the sentence needs both apple and river."
     model = scripted(["apple", lesson, "apple", lesson, "apple river zebra"])

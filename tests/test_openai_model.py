@@ -9,7 +9,7 @@ from openai_stub import StubServer
 
 from envs.registry import register_env
 from reflexion.cli import main
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 
 def test_openai_model_runs_reflexion_and_counts_tokens(tmp_path: Path, monkeypatch, capsys) -> None:

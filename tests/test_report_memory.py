@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from conftest import KeywordEnv, scripted
+from running import RunConfig, run
 
 from reflexion.cli import main
 from reflexion.core.records import Step
-from reflexion.loop.runner import RunConfig, run
 from reflexion.report.memory_use import format_memory, memory_use
 
 

@@ -7,11 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from running import RunConfig, run
 
 from envs.quadratic.env import QuadraticEnv
 from reflexion.core.errors import UsageError
-from reflexion.loop.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
 
 STRATEGIES = ("single", "self-refine", "reflexion-window")
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import scripted
+from running import RunConfig, run
 
 from envs.code_tasks.selftests import parse_self_tests
 from envs.humaneval.env import HumanEvalEnv
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.runner import RunConfig, run
-from reflexion.report.arms import first_attempt
+from reflexion.core.runfolder import RunFolder
+from reflexion.report.folders import first_attempt
 from reflexion.report.paired import all_pairs
 
 FENCED = "```python\n{}\n```"

@@ -16,14 +16,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from prompt_model import SECRET as HELD_OUT
 from prompt_model import PromptModel, WordsEnv
+from running import RunConfig, run
 
 from memory import WindowMemory
+from reflexion.actor.prompts import CORRECT_REQUEST
 from reflexion.core.records import TaskResult
-from reflexion.loop.feedback import GENERIC_FEEDBACK
-from reflexion.loop.prompts import CORRECT_REQUEST
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.runfolder import RunFolder
 from reflexion.strategies import BUILTIN, STRATEGIES
+from reflexion.trial.feedback import GENERIC_FEEDBACK
 
 MARK = "MARK-visible"  # in every task's prompt: a visible text the memory may keep
 
@@ -229,8 +229,8 @@ def test_held_out_signal_never_reaches_a_prompt_or_a_lesson(tmp_path: Path, stra
 def test_a_failed_greedy_call_is_not_handed_to_the_other_askers() -> None:
     import asyncio
 
+    from reflexion.actor.chat import CallCache
     from reflexion.core.records import Call
-    from reflexion.loop.actor import CallCache
 
     cache, calls = CallCache(), []
 
@@ -312,3 +312,11 @@ def test_the_report_counts_only_what_was_done_within_the_token_budget(tmp_path: 
     # ... but it ended at 39 tokens: within the budget of 30, nothing passed
     assert summary.final_success == 1.0 and summary.at_tokens == 0.0
     assert "final @ 30 tok" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_each_kind_of_lesson_is_defined_by_its_design_module() -> None:
+    from reflexion.core.records import Kind
+    from reflexion.strategies import LESSONS, cheatsheet, insights
+
+    assert set(LESSONS) == set(Kind)  # a new kind needs a design that says what it is
+    assert LESSONS[Kind.RULE] is insights.RULES and LESSONS["cheatsheet"] is cheatsheet.SHEETS

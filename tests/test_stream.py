@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from running import RunConfig, run
 from starlette.testclient import TestClient
 
 from reflexion.cli.main import main
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.runner import RunConfig, run
-from reflexion.loop.schedule import stream_order
+from reflexion.core.runfolder import RunFolder
+from reflexion.runner.schedule import stream_order
 from reflexion.web.app import make_app
 from reflexion.web.site import Site
 

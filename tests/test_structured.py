@@ -13,10 +13,10 @@ from langchain_core.messages import HumanMessage
 
 from memory.chroma.store import ChromaMemory
 from reflexion import RunConfig, run
+from reflexion.actor.chat import ChatActor
+from reflexion.actor.prompts import reflect_messages
+from reflexion.actor.structured import FIELDS, SCHEMA, lesson_text, parse, render
 from reflexion.core.records import Attempt, Score, Task
-from reflexion.loop.actor import ChatActor
-from reflexion.loop.prompts import reflect_messages
-from reflexion.loop.structured import FIELDS, SCHEMA, lesson_text, parse, render
 from reflexion.models.local import ChatLocalGGUF
 
 

@@ -1,4 +1,4 @@
-"""Task-scope recall from the in-process task cache (memory.chroma.task_cache): the same lessons,
+"""Task-scope recall from the in-process task cache (memory.chroma.recall): the same lessons,
 order and scores as Chroma's query gives (`recall_by_query`, the path it replaced), under every
 scope rule, and kept in step with every write to the store."""
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from conftest import CountingModel, scripted
 from langchain_core.messages import AIMessage, BaseMessage
+from running import RunConfig, run
 
 from envs.textgames import TextWorldEnv
 from reflexion.cli import main
 from reflexion.core.records import Attempt, Score, Task, Turn
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.runner import RunConfig, run
+from reflexion.core.runfolder import RunFolder
 
 SPEC = "2,rooms=2,objects=3,length=2,steps=5"
 # the test's own direct use of textworld (walkthrough) meets jericho's note on generated games
@@ -234,7 +234,7 @@ def test_best_of_n_on_a_game_samples_its_later_plays(env: TextWorldEnv, tmp_path
 
 
 def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
-    from reflexion.loop.distill_prompts import ANSWER_CHARS, distill_messages
+    from reflexion.actor.prompts import ANSWER_CHARS, distill_messages
 
     moves = "\n".join(f"> go north\nYou are in room {n}." for n in range(200))
     play = Attempt(1, f"You wake up.\n{moves}\n> eat meal\nYou won!", Score(1.0, True, "Won."))
@@ -252,8 +252,8 @@ def long_play(n: int, start: str, end: str) -> Attempt:
 def test_a_reflection_on_a_long_play_sees_its_start_and_its_end(env: TextWorldEnv) -> None:
     import asyncio
 
-    from reflexion.loop.actor import ChatActor
-    from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
+    from reflexion.actor.chat import ChatActor
+    from reflexion.actor.rollout import PLAY_CHARS, RolloutActor
 
     play = long_play(1, "You wake up.", "You lost.")
     model = scripted(["Read the cookbook first."])
@@ -269,8 +269,8 @@ def test_self_refine_feedback_on_long_plays_sees_each_play_s_ends_within_the_bou
 ) -> None:
     import asyncio
 
-    from reflexion.loop.actor import ChatActor
-    from reflexion.loop.rollout import PLAY_CHARS, RolloutActor
+    from reflexion.actor.chat import ChatActor
+    from reflexion.actor.rollout import PLAY_CHARS, RolloutActor
 
     plays = [long_play(n, f"Play {n} starts.", f"Play {n} lost.") for n in (1, 2)]
     history = [Turn(plays[0], "Find the knife first."), Turn(plays[1])]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import KeywordEnv, scripted
+from running import RunConfig, run
 from starlette.testclient import TestClient
 from web_runs import HOSTILE, hostile_run
 
 from reflexion.cli import main
-from reflexion.loop.runner import RunConfig, run
 from reflexion.web.app import make_app
 from reflexion.web.site import Site
 

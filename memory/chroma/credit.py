@@ -12,6 +12,8 @@ whether the visible score with the lesson was higher ("helped"), lower ("hurt") 
 
     >>> credit_of({"recalls": 3, "helped": 1, "same": 2})
     Credit(recalls=3, helped=1, hurt=0, same=2)
+    >>> memory.credits()["3f9a0c1d2e4b5a69"].recalls                  # doctest: +SKIP
+    3
 """
 
 from __future__ import annotations
@@ -42,55 +44,47 @@ def credit_of(meta: Mapping[str, Any]) -> Credit:
     return Credit(*(int(meta.get(k, 0) or 0) for k in COUNTS))
 
 
-def extras_of(memory: Rows, lesson_id: str) -> dict[str, Any]:
-    """The lesson's counts, audited episodes and merged provenances (kept with a change)."""
-    with memory.rows() as rows:
-        found = rows.get(ids=[lesson_id], include=["metadatas"])
-    meta = (found["metadatas"] or [{}])[0] or {}
-    return {k: meta[k] for k in EXTRAS if k in meta}
+class Credited:
+    """A Chroma store's credit per lesson and the audit's counts (mixed into ChromaMemory)."""
 
+    def credit(
+        self: Rows, ids: Sequence[str], outcome: str | None, episode: str | None = None
+    ) -> None:
+        """One more recall of each of `ids`, and one more `outcome` (None: no comparison); with
+        `episode` (a key naming it), a lesson that episode counted before is not counted again."""
+        if outcome is not None and outcome not in OUTCOMES:
+            msg = f"outcome must be one of {OUTCOMES} or None, got {outcome!r}"
+            raise ValueError(msg)
+        key = None
+        if episode is not None:
+            key = hashlib.sha1(episode.encode()).hexdigest()[:KEY_CHARS]
+        _count(self, ids, ["recalls"] + ([outcome] if outcome else []), key)
 
-def set_extras(memory: Rows, lesson_id: str, extras: Mapping[str, Any]) -> None:
-    """Give a stored lesson these extras; counts not in `extras` start afresh (at 0)."""
-    fresh: dict[str, Any] = {k: 0 for k in COUNTS} | {"audited": "[]", "merged": "[]"}
-    fresh["credited"] = "[]"
-    with memory.rows() as rows:
-        if rows.get(ids=[lesson_id], include=[])["ids"]:
-            rows.update(ids=[lesson_id], metadatas=[fresh | dict(extras)])
+    def count_audit(self: Rows, reflection_id: str, outcome: str, episode: str) -> bool:
+        """One more audited `episode` (a key naming it) of this lesson, with its measured
+        `outcome`; False (and nothing counted) if that episode was audited for it before."""
+        if outcome not in OUTCOMES:
+            msg = f"outcome must be one of {OUTCOMES}, got {outcome!r}"
+            raise ValueError(msg)
+        with self.rows() as rows:
+            found = rows.get(ids=[reflection_id], include=["metadatas"])
+            if not found["ids"]:
+                return False
+            meta = dict((found["metadatas"] or [{}])[0] or {})
+            done = list(json.loads(str(meta.get("audited", "[]"))))
+            if episode in done:
+                return False
+            key = f"audit_{outcome}"
+            meta |= {key: int(meta.get(key, 0) or 0) + 1, "audited": json.dumps([*done, episode])}
+            rows.update(ids=[reflection_id], metadatas=[meta])
+        return True
 
-
-def add_credit(
-    memory: Rows, ids: Sequence[str], outcome: str | None, episode: str | None = None
-) -> None:
-    """One more recall of each of `ids`, and one more `outcome` (None: no comparison); with
-    `episode` (a key naming it), a lesson that episode counted before is not counted again."""
-    if outcome is not None and outcome not in OUTCOMES:
-        msg = f"outcome must be one of {OUTCOMES} or None, got {outcome!r}"
-        raise ValueError(msg)
-    key = None
-    if episode is not None:
-        key = hashlib.sha1(episode.encode()).hexdigest()[:KEY_CHARS]
-    _count(memory, ids, ["recalls"] + ([outcome] if outcome else []), key)
-
-
-def add_audit(memory: Rows, lesson_id: str, outcome: str, episode: str) -> bool:
-    """One more audited `episode` (a key naming it) of this lesson, with its measured
-    `outcome`; False (and nothing counted) if that episode was audited for it before."""
-    if outcome not in OUTCOMES:
-        msg = f"outcome must be one of {OUTCOMES}, got {outcome!r}"
-        raise ValueError(msg)
-    with memory.rows() as rows:
-        found = rows.get(ids=[lesson_id], include=["metadatas"])
-        if not found["ids"]:
-            return False
-        meta = dict((found["metadatas"] or [{}])[0] or {})
-        done = list(json.loads(str(meta.get("audited", "[]"))))
-        if episode in done:
-            return False
-        key = f"audit_{outcome}"
-        meta |= {key: int(meta.get(key, 0) or 0) + 1, "audited": json.dumps([*done, episode])}
-        rows.update(ids=[lesson_id], metadatas=[meta])
-    return True
+    def credits(self: Rows) -> dict[str, Credit]:
+        """Every lesson's credit, by id."""
+        with self.rows() as rows:
+            found = rows.get(include=["metadatas"])
+        metas = found["metadatas"] or [{}] * len(found["ids"])
+        return {rid: credit_of(meta or {}) for rid, meta in zip(found["ids"], metas, strict=True)}
 
 
 def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str], episode: str | None) -> None:
@@ -113,11 +107,3 @@ def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str], episode: str |
             metas.append(new)
         if metas:
             rows.update(ids=counted, metadatas=metas)
-
-
-def credits(memory: Rows) -> dict[str, Credit]:
-    """Every lesson's credit, by id."""
-    with memory.rows() as rows:
-        found = rows.get(include=["metadatas"])
-    metas = found["metadatas"] or [{}] * len(found["ids"])
-    return {rid: credit_of(meta or {}) for rid, meta in zip(found["ids"], metas, strict=True)}

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import REFLECTION, Reflection
+from reflexion.core.records import REFLECTION, Reflection, is_own
 
 Metadata = dict[str, str | int | float]
 
@@ -45,7 +45,7 @@ def to_metadata(r: Reflection) -> Metadata:
     }
     if r.flag:
         meta["flag"] = r.flag
-    if r.kind != REFLECTION:  # a reflection's row stays as it was before kinds (see RecallScope)
+    if not is_own(r.kind):  # a reflection's row stays as it was before kinds (see RecallScope)
         meta["kind"] = r.kind
     if r.votes:
         meta["votes"] = int(r.votes)

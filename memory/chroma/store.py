@@ -1,4 +1,9 @@
-"""Reflections in a Chroma collection: embedded on disk by default, or on a `chroma run` server.
+"""The `chroma` memory backend (the default): reflections in a Chroma collection, embedded on
+disk (the run folder's `OUT/memory`, or a folder shared across runs, `--memory DIR`) or on a
+`chroma run` server (`--chroma-url`). One class serves the run's contract (recall, add) and the
+people's (list, forget, edit, revert, audit), as chroma's one client serves its ClientAPI and
+AdminAPI; its recall (memory.chroma.recall), changes with history (memory.chroma.history),
+credit (memory.chroma.credit) and merged near-duplicates (memory.chroma.merging) are mixed in.
 
 We embed texts ourselves and always hand Chroma the vectors, and open collections with
 `embedding_function=None`: Chroma's default embedding function downloads an ONNX model, and a
@@ -12,9 +17,12 @@ import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self
 
+from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.connect import (
+    SQLITE_FILE,
+    StoreLock,
     Unresolved,
     check_model,
     connect,
@@ -23,15 +31,14 @@ from memory.chroma.connect import (
     release,
     stored_model,
 )
-from memory.chroma.credit import add_credit
-from memory.chroma.filtering import nearest_admitted
-from memory.chroma.lock import StoreLock
-from memory.chroma.merging import merge
+from memory.chroma.credit import Credited
+from memory.chroma.history import History, Versions
+from memory.chroma.merging import Merges
+from memory.chroma.recall import CacheHold, Recalling, TaskCache, shared_cache
 from memory.chroma.rows import from_columns, to_metadata
-from memory.chroma.task_cache import CacheHold, TaskCache, shared_cache
-from memory.chroma.versions import Versions
 from memory.embedders import embedder_for
 from memory.ranking import Ranking
+from reflexion.core.curation import VERBS
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Embedder
 from reflexion.core.records import Recalled, RecallScope, Reflection
@@ -40,19 +47,20 @@ if TYPE_CHECKING:
     from chromadb.api.types import Where
 
 COLLECTION = "reflections"
-
-
 READ_PAGE = 5_000  # rows per `get` when reading a whole store
 
 
-class ChromaMemory:
-    """A `Memory` in a Chroma collection: cosine similarity (`1 - distance`), then the ranking
-    (memory.ranking). Safe to share between threads: every Chroma call holds a lock (embedding
-    does not).
+class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
+    """A store of lessons in a Chroma collection, recalled by cosine similarity (`1 - distance`),
+    then the ranking (memory.ranking); every verb of the people's contract. Safe to share
+    between threads: every Chroma call holds a lock (embedding does not).
 
         >>> m = ChromaMemory("runs/memory", embedder=HashEmbedder())  # doctest: +SKIP
         >>> shared = ChromaMemory(url="http://10.0.0.5:8000", embedder=e)  # doctest: +SKIP
     """
+
+    kind = "chroma"
+    can = VERBS
 
     def __init__(
         self,
@@ -63,6 +71,7 @@ class ChromaMemory:
         collection: str = COLLECTION,
         create: bool = True,
         ranking: Ranking | None = None,
+        hold: bool = False,
     ) -> None:
         if (path is None) == (url is None):
             msg = "ChromaMemory needs exactly one of path (an embedded store) or url (a server)"
@@ -80,6 +89,7 @@ class ChromaMemory:
         self.collection = collection
         self.ranking = ranking if ranking is not None else Ranking()  # see memory.ranking
         self.location = str(self.path) if self.path is not None else str(url)
+        self.label = _label(self.location, embedder)  # what and where, for listings
         # Errors of the store (not our bugs) that every call turns into a one-line StoreError.
         self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
         self._lock = threading.Lock()
@@ -88,8 +98,9 @@ class ChromaMemory:
         self._writer_lock: StoreLock | None = None
         self._tasks: CacheHold | None = None  # task scope's cache: only while we alone write
         with self._opening():
-            if create and self.path is not None:
+            if (create or hold) and self.path is not None:  # held against other processes
                 self._writer_lock = StoreLock(self.path)
+            if create and self.path is not None:
                 self._tasks = CacheHold(self.path, collection)
             self._client = connect(chromadb, self.path, url, create)
             self._collection = open_collection(self._client, collection, embedder, create)
@@ -99,18 +110,55 @@ class ChromaMemory:
 
     @classmethod
     def open(
-        cls, path: str | Path | None = None, *, url: str | None = None, collection: str = COLLECTION
+        cls,
+        path: str | Path | None = None,
+        *,
+        url: str | None = None,
+        collection: str = COLLECTION,
+        ranking: Ranking | None = None,
+        hold: bool = False,
     ) -> ChromaMemory:
         """An EXISTING store, with the embedder it was made with (read from its metadata); for
-        inspection. The sentence-transformers model loads only if you search.
+        inspection. The sentence-transformers model loads only if you search. With `hold`, held
+        against other processes until closed (a run on the same folder waits its turn).
 
             >>> ChromaMemory.open("runs/quad-20261122/memory").info()["count"]  # doctest: +SKIP
             24
         """
-        memory = cls(path, url=url, embedder=Unresolved(), collection=collection, create=False)
+        memory = cls(
+            path, url=url, embedder=Unresolved(), collection=collection, create=False, hold=hold
+        )
         with memory._opening():
             memory.embedder = embedder_for(stored_model(memory._collection, memory.location))
+        memory.ranking = ranking if ranking is not None else memory.ranking
+        memory.label = _label(memory.location, memory.embedder)
         return memory
+
+    @classmethod
+    def opened(cls, where: StoreSettings, access: Access) -> ChromaMemory | None:
+        """The store at `where` (see memory.registry.open_store). For a run, made where there
+        is none, with the run's embedder, loaded now (not inside the first trial's timing);
+        else an existing one, with the embedder it was made with, ranked as the run ranked it."""
+        path = store_path(where)
+        exists = path is None or (path / SQLITE_FILE).exists()
+        if access is Access.RUN or (access is Access.CREATE and not exists):
+            embedder = embedder_for(where.embedder)
+            memory = cls(
+                path,
+                url=where.chroma_url,
+                embedder=embedder,
+                collection=where.collection,
+                ranking=where.ranking,
+            )
+            if access is Access.RUN:
+                embedder.embed(["warm-up"])
+            return memory
+        if not exists:
+            return None
+        url, hold = where.chroma_url, access is not Access.READ
+        return cls.open(
+            path, url=url, collection=where.collection, ranking=where.ranking, hold=hold
+        )
 
     def close(self) -> None:
         """Let go of the store: Chroma keeps one shared client per folder in a process, and the
@@ -167,38 +215,6 @@ class ChromaMemory:
             if cache is not None:
                 cache.put(unique, vectors)
 
-    def recall(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
-        """Up to k reflections that `scope` admits, best first by the memory's Ranking:
-        similarity to `text`, the asking task's own lessons, recent ones. In task scope, on a
-        store this process alone writes, from the task's lessons in memory (chroma.task_cache)."""
-        vector = self._embed([text])[0]
-        n = self.ranking.candidates(k)
-        tasks = self._tasks  # subtle: read once, a close may set it to None meanwhile
-        if tasks is not None and scope.scope == "task":
-            hits = self._task_nearest(tasks.cache, vector, scope, n)
-        else:
-            hits = self._query_nearest(vector, scope, n)
-        return self.ranking.rank(hits, scope.task_id, k)
-
-    def recall_by_query(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
-        """`recall` as Chroma's nearest-neighbour query answers it, in any scope: the path of
-        global scope, and of task scope before the task cache (which is checked against it, and
-        measured against it in scripts/benchmark_recall.py).
-
-            >>> [h.reflection.id for h in m.recall_by_query("off by one", s, 2)]  # doctest: +SKIP
-            ['3f9a0c1d2e4b5a69', '41c0e2d9a7b3f815']
-        """
-        hits = self._query_nearest(self._embed([text])[0], scope, self.ranking.candidates(k))
-        return self.ranking.rank(hits, scope.task_id, k)
-
-    def nearest(self, text: str, scope: RecallScope) -> Recalled | None:
-        """The lesson `scope` admits that is most similar to `text` (by similarity alone)."""
-        found = self._query(text, 1, cast("Where", scope.where()))
-        return found[0] if found else None
-
-    def merge(self, into: str, reflection: Reflection) -> None:
-        merge(self, into, reflection)  # see memory.chroma.changes
-
     def search(self, text: str, k: int) -> list[Recalled]:
         """Up to k reflections of any provenance, most similar first (for inspection).
 
@@ -241,42 +257,19 @@ class ChromaMemory:
                 cache.drop(existing)
         return len(existing)
 
-    # -- changes, with history (memory.chroma.changes) -------------------------------------
+    # -- the people's contract (Curated; changes, credit and merges are mixed in) ------------
 
-    def revise(self, reflection: Reflection, why: str) -> None:
-        """Store `reflection` in place of the lesson with its id (a rule's new text or votes, a
-        new cheatsheet), the lesson it replaces kept in the change log (Revising)."""
-        old = self.get(reflection.id)
-        with self.changelog() as log:  # a new lesson's first line: it came in (before: none)
-            log.record(reflection.id, "edit" if old is not None else "import", why, old)
-        self.add([reflection])
-
-    def retire(self, reflection_id: str, why: str) -> None:
-        """Remove a lesson (a rule voted down to 0), kept in the change log (Revising)."""
-        old = self.get(reflection_id)
-        if old is not None:
-            with self.changelog() as log:
-                log.record(old.id, "forget", why, old)
-            self.delete([old.id])
+    def ranked(self, text: str, scope: RecallScope, at: float) -> list[Recalled]:
+        """By the run's ranking, over every lesson (as a recall ranks its candidates)."""
+        every = self.search(text, k=max(len(self.reflections()), 1))
+        admitted = [h for h in every if h.reflection.created <= at and scope.admits(h.reflection)]
+        return self.ranking.rank(admitted, scope.task_id, len(admitted))
 
     @contextlib.contextmanager
     def rows(self) -> Iterator[Any]:
         """The Chroma collection itself, with the store's lock held (memory.chroma.credit)."""
         with self._calling():
             yield self._collection
-
-    def credit(self, ids: Sequence[str], outcome: str | None, episode: str | None = None) -> None:
-        """Count a recall of each lesson, and what followed it, once per `episode` (see
-        memory.chroma.credit)."""
-        add_credit(self, ids, outcome, episode)
-
-    @contextlib.contextmanager
-    def changelog(self) -> Iterator[Versions]:
-        """The store's change log, with the store's lock held."""
-        with self._calling():
-            if self._history is None:
-                self._history = Versions(self._client)
-            yield self._history
 
     def info(self) -> dict[str, Any]:
         """Where the store is and what it holds, for the inspection CLI."""
@@ -343,26 +336,6 @@ class ChromaMemory:
             self._writer_lock.close()
             self._writer_lock = None
 
-    def _query_nearest(self, vector: Sequence[float], scope: RecallScope, n: int) -> list[Recalled]:
-        # the scope's filter only if it must (chroma.filtering)
-        with self._calling():
-            stored = self._collection.count()
-        return nearest_admitted(self._search, vector, scope, n, stored)
-
-    def _task_nearest(
-        self, cache: TaskCache, vector: Sequence[float], scope: RecallScope, n: int
-    ) -> list[Recalled]:
-        with cache.lock:  # held from reading the task's lessons to ranking them: no write between
-            if not cache.has(scope.task_id):
-                with self._calling():
-                    res = self._collection.get(
-                        where={"task_id": scope.task_id},
-                        include=["embeddings", "documents", "metadatas"],
-                    )
-                vectors = res["embeddings"] if res["embeddings"] is not None else []
-                cache.fill(scope.task_id, from_columns(res), vectors)
-            return cache.nearest(scope.task_id, vector, scope, n)
-
     def _embed(self, texts: list[str]) -> list[list[float]]:
         vectors = self.embedder.embed(texts)
         if len(vectors) != len(texts) or any(len(v) != self.embedder.dim for v in vectors):
@@ -389,3 +362,28 @@ class ChromaMemory:
         first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
         pairs = zip(from_columns(first), first["distances"], strict=True)
         return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
+
+
+def _label(location: str, embedder: Embedder) -> str:
+    return f"{location} (embedding model {embedder.name}, dim {embedder.dim})"
+
+
+def store_path(where: StoreSettings) -> Path | None:
+    """The store's folder (None: it is on a server)."""
+    if where.chroma_url:
+        return None
+    return Path(where.memory) if where.memory else where.folder / "memory"
+
+
+def _where(where: StoreSettings) -> str:
+    path = store_path(where)
+    return f"no {SQLITE_FILE} in {path}" if path is not None else f"{where.chroma_url}"
+
+
+CHROMA = Backend(
+    "chroma",
+    "a Chroma vector store, ranked by similarity, the task's own lessons and recency (--rank)",
+    open=ChromaMemory.opened,
+    shared=True,
+    where=_where,
+)

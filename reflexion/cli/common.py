@@ -1,14 +1,18 @@
-"""What every subcommand shares: a parser whose errors are one line, exit codes, and argument
-types that turn a bad value into a one-line message.
+"""What every subcommand shares: a parser whose errors are one line, exit codes, argument
+types that turn a bad value into a one-line message, and the example that ends each one's help
+(kept in one place, so that a test can parse every example with the real parser and check that
+no subcommand is left without one).
 
     >>> one_line("bad\\nvalue")
     'bad value'
+    >>> EXAMPLES["diff"]
+    'reflexion diff runs/before runs/after'
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 EXIT_USAGE = 2
@@ -39,3 +43,56 @@ def typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
     convert.__name__ = getattr(parse, "__name__", "value")
     return convert
+
+
+R = "runs/quadratic-20261122-120000"  # a run folder, as `compare` names them
+
+EXAMPLES = {
+    "run": "reflexion run --env quadratic --strategy reflexion --episodes 5",
+    "compare": "reflexion compare --env humaneval:20 --strategies single,reflexion --episodes 4",
+    "report": f"reflexion report {R}",
+    "diff": "reflexion diff runs/before runs/after",
+    "memory": f"reflexion memory list {R}",
+    "memory list": f"reflexion memory list {R} --kind rule",
+    "memory show": f"reflexion memory show {R} 3f9a0c1d2e4b5a69",
+    "memory search": f"reflexion memory search {R} 'off by one in the loop bound' --k 3",
+    "memory export": f"reflexion memory export {R} --format md --output lessons.md",
+    "memory forget": f"reflexion memory forget {R} 3f9a0c1d2e4b5a69 --why misleading",
+    "memory edit": f"reflexion memory edit {R} 3f9a0c1d2e4b5a69 --text 'Check n = 0 first.'",
+    "memory history": f"reflexion memory history {R} 3f9a0c1d2e4b5a69",
+    "memory revert": f"reflexion memory revert {R} 3f9a0c1d2e4b5a69",
+    "memory import": "reflexion memory import runs/store lessons.jsonl",
+    "memory audit": f"reflexion memory audit {R} --sample 10",
+    "memory prune": f"reflexion memory prune {R} --harmful --dry-run",
+    "memory why": f"reflexion memory why {R} q3 2 --strategy reflexion",
+    "models": "reflexion models list",
+    "models list": "reflexion models list",
+    "models install": "reflexion models install qwen2.5-coder-0.5b",
+    "models prepare": "reflexion models prepare qwen2.5-coder-1.5b",
+    "serve": "reflexion serve runs --port 8765",
+}
+
+
+def subcommands(
+    parser: argparse.ArgumentParser, path: str = ""
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every subcommand's parser, at any depth, by its words ("memory list").
+
+    >>> from reflexion.cli.main import build_parser
+    >>> "memory why" in dict(subcommands(build_parser()))
+    True
+    """
+    for action in parser._actions:  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                words = f"{path} {name}".strip()
+                yield words, sub
+                yield from subcommands(sub, words)
+
+
+def add_examples(parser: argparse.ArgumentParser) -> None:
+    """End each subcommand's help with its example, as written (not rewrapped)."""
+    for words, sub in subcommands(parser):
+        if words in EXAMPLES:
+            sub.epilog = f"example:\n  {EXAMPLES[words]}"
+            sub.formatter_class = argparse.RawDescriptionHelpFormatter

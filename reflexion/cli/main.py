@@ -13,6 +13,7 @@ stopped by --max-tokens-total or --timeout exits 3; the same command resumes it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -22,23 +23,42 @@ from reflexion.core.errors import ReflexionError, UsageError
 from reflexion.core.packages import check_packages
 from reflexion.core.version import VERSION
 
+# each command's words, and the module that adds its parser (and the parsers of its kin)
+GROUPS = {
+    "run": "run",
+    "compare": "run",
+    "report": "run",
+    "diff": "diff",
+    "memory": "memory",
+    "models": "models",
+    "serve": "serve",
+}
+ADDERS = {
+    "run": "add_run_parsers",
+    "diff": "add_diff_parser",
+    "memory": "add_memory_parser",
+    "models": "add_models_parser",
+    "serve": "add_serve_parser",
+}
 
-def build_parser() -> Parser:
-    from reflexion.cli.diff import add_diff_parser
-    from reflexion.cli.examples import add_examples
-    from reflexion.cli.memory import add_memory_parser
-    from reflexion.cli.models import add_models_parser
-    from reflexion.cli.run import add_run_parsers
-    from reflexion.cli.serve import add_serve_parser
+
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """The parser of every command; for an `argv` that names one (`memory forget ...`), of that
+    command's group alone, so a command builds only its own options. Help, errors and parsing
+    are the same either way."""
+    from reflexion.cli.common import add_examples
 
     parser = Parser(prog="reflexion", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    add_run_parsers(sub)
-    add_diff_parser(sub)
-    add_memory_parser(sub)
-    add_models_parser(sub)
-    add_serve_parser(sub)
+    words = list(argv or ())
+    named = GROUPS.get(words[0]) if words else None
+    for module in [named] if named else dict.fromkeys(GROUPS.values()):
+        adder = getattr(importlib.import_module(f"reflexion.cli.{module}"), ADDERS[module])
+        if module == "memory" and len(words) > 1:
+            adder(sub, words[1])  # the group's verbs live in four modules: the one asked for
+        else:
+            adder(sub)
     add_examples(parser)
     return parser
 
@@ -85,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReflexionError as exc:
         print(f"reflexion: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return dispatch(args)
     except ReflexionError as exc:

@@ -23,7 +23,7 @@ from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edi
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
 from reflexion.core.curation import CREDIT, Chosen, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import KINDS, REFLECTION, RULE, Reflection
+from reflexion.core.records import KINDS, Reflection, is_own
 from reflexion.curate.lessons import (
     Recall,
     credits_in,
@@ -36,40 +36,50 @@ from reflexion.curate.lessons import (
     utc,
 )
 from reflexion.curate.stores import opened, settings_for
-from reflexion.loop.setting_parsers import positive
+from reflexion.runner.parsers import positive
+from reflexion.strategies import voted
+
+READ_VERBS = ("list", "show", "search", "export")
 
 
-def add_memory_parser(sub: Any) -> None:
+def add_memory_parser(sub: Any, verb: str | None = None) -> None:
+    """The `memory` group; for a known `verb`, that verb's parser alone (see cli.main)."""
+    if verb not in (*READ_VERBS, *EDIT_VERBS, *AUDIT_VERBS, "why"):
+        verb = None  # a help or an error lists every verb
     mem = sub.add_parser("memory", help="inspect the reflections stored in a run or store")
     verbs = mem.add_subparsers(dest="verb", required=True, parser_class=type(mem))
-    for verb, help_text in (
+    reads = (
         ("list", "every reflection with its provenance"),
         ("show", "one reflection, and every episode that recalled it"),
         ("search", "reflections most similar to TEXT, with their similarity"),
         ("export", "all reflections as JSONL or Markdown"),
-    ):
-        p = verbs.add_parser(verb, help=help_text)
+    )
+    for name, help_text in reads if verb in (None, *READ_VERBS) else ():
+        p = verbs.add_parser(name, help=help_text)
         p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
-        if verb == "show":
+        if name == "show":
             p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
-        if verb == "search":
+        if name == "search":
             p.add_argument("text", help="query text")
             p.add_argument("--k", type=typed(positive), default=5, help="hits to print (default 5)")
-        if verb == "export":
+        if name == "export":
             p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
             p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
-        if verb in ("list", "export"):
+        if name in ("list", "export"):
             p.add_argument("--kind", choices=KINDS, help="only lessons of this kind")
-        if verb == "list":
+        if name == "list":
             p.add_argument("--task", help="only this task's lessons (q2, or quadratic/q2)")
             p.add_argument("--strategy", help="only lessons this strategy wrote")
             p.add_argument(
                 "--limit", type=typed(positive), help="print at most N lessons per store"
             )
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
-    add_edit_verbs(verbs)
-    add_audit_verbs(verbs)
-    add_why_verb(verbs)
+    if verb in (None, *EDIT_VERBS):
+        add_edit_verbs(verbs)
+    if verb in (None, *AUDIT_VERBS):
+        add_audit_verbs(verbs)
+    if verb in (None, "why"):
+        add_why_verb(verbs)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
@@ -135,8 +145,8 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     text = text if len(text) <= 90 else text[:87] + "..."
     credited = "" if credit is None else f"  [{credit}]"
     credited += f"  [vague: {r.flag}]" if r.flag else ""
-    if r.kind != REFLECTION:
-        credited += f"  [{r.kind}" + (f", {r.votes} votes]" if r.kind == RULE else "]")
+    if not is_own(r.kind):
+        credited += f"  [{r.kind}" + (f", {r.votes} votes]" if voted(r.kind) else "]")
     return (
         f"{r.id}  {task_label(r.env, r.task_id)}  {r.strategy} seed {r.seed} ep {r.episode}  "
         f"score {r.score:.4g}{credited}  | {text}"

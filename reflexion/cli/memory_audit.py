@@ -15,12 +15,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from memory.backend import Access
 from reflexion.cli.common import typed
 from reflexion.core.curation import CREDIT, FORGET, Curated, require
 from reflexion.core.errors import UsageError
 from reflexion.curate.lessons import credits_in, plural, task_label
 from reflexion.curate.stores import opened
-from reflexion.loop.setting_parsers import positive
+from reflexion.runner.parsers import positive
 
 AUDIT_VERBS = ("audit", "prune")
 
@@ -41,7 +42,7 @@ def add_audit_verbs(verbs: Any) -> None:
 
 
 def cmd_memory_audit(args: argparse.Namespace) -> int:
-    with opened(args.path, args.chroma_url, "write") as stores:
+    with opened(args.path, args.chroma_url, Access.EDIT) as stores:
         if args.verb == "prune":
             _prune(stores, args)
             return 0

@@ -73,7 +73,7 @@ def cmd_memory_edit(args: argparse.Namespace) -> int:
             require(store, IMPORT)
             print(f"imported {plural(store.bring_in(rows, args.why), 'reflection')}")
         return 0
-    access: Access = "read" if args.verb == "history" else "write"
+    access = Access.READ if args.verb == "history" else Access.EDIT
     with opened(args.path, args.chroma_url, access) as stores:
         if args.verb == "forget":
             _forget(stores, args)

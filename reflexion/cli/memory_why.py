@@ -17,10 +17,11 @@ from typing import Any
 
 from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import CHEATSHEET, REFLECTION, Recalled, RecallScope, Reflection, Step
+from reflexion.core.records import REFLECTION, Recalled, RecallScope, Reflection, Step, is_own
+from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import pick_task, recalls_seen
 from reflexion.curate.stores import kept_by
-from reflexion.loop.runfolder import RunFolder
+from reflexion.strategies import one_text
 
 
 def add_why_verb(verbs: Any) -> None:
@@ -63,7 +64,7 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
     ranking = "newest first" if all(s.kind == "window" for s in stores) else f"ranking {rank}"
     how = f"k={k}, scope {data.get('scope', '?')}, {ranking}"
     if data.get("board"):
-        how = "the newest sheet" if kind == CHEATSHEET else "the board, most votes first"
+        how = "the newest sheet" if one_text(kind) else "the board, most votes first"
     lines = [
         f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}, "
         f"{kind} lessons: {how}",
@@ -90,8 +91,8 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
     """The store's other lessons of `kind` that existed at the recall, and what kept each out."""
     data, query = step.data, step.prompt[0].content if step.prompt else ""
     stream = bool(data.get("stream", False))
-    # as reflexion.loop.experience asks: in a parallel run, no lesson of this run for other tasks
-    episode = step.episode if kind == REFLECTION or stream else 0
+    # as RecordedTrial.scope asks: in a parallel run, no lesson of this run for other tasks
+    episode = step.episode if is_own(kind) or stream else 0
     where = (step.run_id, step.strategy, step.seed, episode)
     scope = RecallScope(
         str(data.get("env", "")),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reflexion.cli.common import EXIT_STOPPED, typed
 from reflexion.core.errors import UsageError
-from reflexion.loop.config import GROUPS, OUTPUT, RUN, RunConfig, flag_of
+from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig, flag_of
 
 if TYPE_CHECKING:
     from reflexion.report.build import Report
@@ -88,14 +88,15 @@ def option_of(f: dataclasses.Field[Any]) -> tuple[str, dict[str, Any]]:
 
 
 def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
-    from reflexion.loop.runfolder import RunFolder
-    from reflexion.loop.runner import run
+    from reflexion.core.runfolder import RunFolder
     from reflexion.report.build import write_report
     from reflexion.report.summary import format_table, summarize
+    from reflexion.runner.execute import blocking, execute
 
     names = [f.name for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
     config = RunConfig(strategies=tuple(strategies), **{n: getattr(args, n) for n in names})
-    results = run(config, progress=not args.no_progress, echo=_note)  # loads, what a resume found
+    # echo: what the run loaded, and what a resume found
+    results = blocking(execute)(config, progress=not args.no_progress, echo=_note)
     out = results.folder or Path(str(config.out))
     if not results:
         print("no trial finished")
@@ -138,7 +139,7 @@ def print_more(report: Report) -> None:
 
 def cmd_report(folder: Path) -> int:
     """Rebuild comparison.json, the plots, report.md and report.html from results.jsonl."""
-    from reflexion.loop.runfolder import RunFolder
+    from reflexion.core.runfolder import RunFolder
     from reflexion.report.build import write_report
     from reflexion.report.summary import format_table
 

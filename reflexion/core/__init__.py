@@ -5,6 +5,7 @@ from reflexion.core.protocols import Actor, Embedder, Env, Memory, Trial
 from reflexion.core.records import (
     Attempt,
     Call,
+    Kind,
     Message,
     Recalled,
     RecallScope,
@@ -22,6 +23,7 @@ __all__ = [
     "Call",
     "Embedder",
     "Env",
+    "Kind",
     "Memory",
     "Message",
     "Recalled",

@@ -24,6 +24,7 @@ from reflexion.core.records import (
     Attempt,
     BoardEdit,
     Call,
+    Kind,
     Observation,
     Recalled,
     RecallScope,
@@ -199,11 +200,11 @@ class Revising(Protocol):
 @runtime_checkable
 class Distilling(Protocol):
     """An actor that can turn a task's attempts into experience for other tasks (a chat-model
-    actor): one call, its prompt chosen by the lesson `kind` (rule edits, a rewritten
-    cheatsheet, distilled items). `board` is the current rules or sheet."""
+    actor): one call, in the words of the design whose lessons are of `kind` (rule edits, a
+    rewritten cheatsheet, distilled items). `board` is the current rules or sheet."""
 
     async def distill(
-        self, task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+        self, task: Task, kind: Kind, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> Call: ...
 
 
@@ -281,7 +282,7 @@ class Trial(Protocol):
 
     async def attempt(self, call: Call, episode: int) -> Attempt: ...
 
-    async def recall(self, episode: int, kind: str = "reflection") -> list[Recalled]:
+    async def recall(self, episode: int, kind: Kind = Kind.REFLECTION) -> list[Recalled]:
         """Lessons of `kind` for this episode: a reflection by the run's --scope; any other kind
         from every task (it is experience for other tasks)."""
         ...
@@ -297,17 +298,17 @@ class Trial(Protocol):
         records both verdicts, the strategy gets nothing back (`proactive`)."""
         ...
 
-    async def keep(self, kind: str, text: str, attempt: Attempt) -> Reflection | None:
+    async def keep(self, kind: Kind, text: str, attempt: Attempt) -> Reflection | None:
         """Store one lesson of `kind` made from `attempt` (an exemplar, an item), with its
         provenance; None when nothing was stored (no memory, frozen, empty text)."""
         ...
 
-    async def board(self, kind: str, episode: int) -> list[Reflection]:
+    async def board(self, kind: Kind, episode: int) -> list[Reflection]:
         """The shared board of `kind` (rules, the cheatsheet) as this trial may read it, the most
         voted first."""
         ...
 
-    async def revise(self, kind: str, edits: Sequence[BoardEdit], episode: int) -> list[str]:
+    async def revise(self, kind: Kind, edits: Sequence[BoardEdit], episode: int) -> list[str]:
         """Apply edits to the board of `kind`, each kept in the lesson's history; returns what
         was done or skipped, one line each (also in the trace)."""
         ...

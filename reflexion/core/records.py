@@ -13,6 +13,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Self
 
 JSON = dict[str, Any]
@@ -102,7 +103,7 @@ class Call(Record):
     cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
     reused: bool = False  # answered from the run's cache of identical greedy calls
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
-    memory_tokens: int = 0  # memory text in the prompt (counted tokens, reflexion.loop.memory_text)
+    memory_tokens: int = 0  # memory text in the prompt, in tokens (actor.memory_text)
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
     shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
 
@@ -127,19 +128,45 @@ class Turn(Record):
     feedback: str | None = None
 
 
-# What a lesson is. A `reflection` is one task's own failure note (Reflexion); the others are
-# experience meant for OTHER tasks: a solved task's prompt and solution (`exemplar`), a rule of a
-# shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
-# Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank).
-REFLECTION, EXEMPLAR, RULE, CHEATSHEET, ITEM = (
-    "reflection",
-    "exemplar",
-    "rule",
-    "cheatsheet",
-    "item",
-)
-KINDS = (REFLECTION, EXEMPLAR, RULE, CHEATSHEET, ITEM)
-BOARD_KINDS = (RULE, CHEATSHEET)  # one shared board per strategy and seed, in every prompt
+class Kind(StrEnum):
+    """What a lesson is. A `reflection` is one task's own failure note (Reflexion); the others
+    are experience meant for OTHER tasks, each the lesson of one design, whose module says all
+    it means (reflexion.strategies): a solved task's prompt and solution (`exemplar`), a rule of
+    a shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
+    Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank). Listed in
+    the order their blocks take in a prompt.
+
+    A StrEnum, so stored lessons and the trace hold the same plain strings:
+
+    >>> Kind("rule") is Kind.RULE, Kind.RULE == "rule", f"{Kind.RULE}", Kind.RULE.own
+    (True, True, 'rule', False)
+    """
+
+    REFLECTION = "reflection"
+    EXEMPLAR = "exemplar"
+    RULE = "rule"
+    CHEATSHEET = "cheatsheet"
+    ITEM = "item"
+
+    @property
+    def own(self) -> bool:
+        """A task's own note, recalled by the run's --scope; every other kind is experience
+        for other tasks, recalled from every task."""
+        return self is Kind.REFLECTION
+
+
+# The kinds as plain strings, for what stores and options hold
+KINDS = tuple(k.value for k in Kind)
+REFLECTION = Kind.REFLECTION.value
+
+
+def is_own(kind: str) -> bool:
+    """Whether a stored lesson's `kind` (a plain string) is a task's own reflection.
+
+    >>> is_own("reflection"), is_own("rule"), is_own("a kind of another package")
+    (True, False, False)
+    """
+    return kind == Kind.REFLECTION
 
 
 @dataclass(frozen=True)
@@ -157,7 +184,7 @@ class Reflection(Record):
     score: float  # visible score of the attempt this reflection is about
     created: float  # unix time
     flag: str = ""  # why it looks vague (memory.hygiene); empty: it names something specific
-    kind: str = REFLECTION  # one of KINDS
+    kind: str = Kind.REFLECTION.value  # a Kind's value (a store may hold one this version lacks)
     votes: int = 0  # a rule's votes (ExpeL): it drops out at 0; other kinds keep 0
 
 
@@ -208,7 +235,7 @@ class RecallScope(Record):
     episode: int
     scope: str = "task"  # "task" | "global"
     stream: bool = False  # --order stream: this run's earlier tasks are over, all of them
-    kinds: tuple[str, ...] = (REFLECTION,)  # the kinds of lesson asked for
+    kinds: tuple[str, ...] = (Kind.REFLECTION.value,)  # the kinds of lesson asked for
 
     def admits(self, r: Reflection) -> bool:
         if r.kind not in self.kinds:
@@ -237,8 +264,8 @@ class RecallScope(Record):
         # subtle: a reflection's row carries no `kind` (stores from before kinds have none), and
         # Chroma's $nin admits a row without the key: asking for reflections (with or without
         # other kinds) is asking for "none of the kinds not asked for".
-        if REFLECTION in self.kinds:
-            return {"kind": {"$nin": [k for k in KINDS if k not in self.kinds] or ["-"]}}
+        if Kind.REFLECTION in self.kinds:
+            return {"kind": {"$nin": [k for k in Kind if k not in self.kinds] or ["-"]}}
         return {"kind": {"$in": list(self.kinds)}}
 
 

@@ -40,10 +40,10 @@ from reflexion.core.curation import CREDIT, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Env
 from reflexion.core.records import REFLECTION, Recalled, Record, Reflection, Step, Task
+from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import recalls_seen
-from reflexion.loop.config import FIELDS, RunConfig
-from reflexion.loop.runfolder import RunFolder
-from reflexion.loop.setup import ActorFor, actors_for
+from reflexion.runner.config import FIELDS, RunConfig
+from reflexion.runner.setup import ActorFor, actors_for
 
 
 @dataclass(frozen=True)

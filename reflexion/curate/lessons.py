@@ -21,7 +21,7 @@ from pathlib import Path
 from reflexion.core.curation import CREDIT, Credit, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Recalled, Reflection, Step
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 Recall = tuple[Step, float | None, float | None, str]  # the step, similarity, next score, source
 SHOWN = 8  # ids named in full when a prefix is ambiguous

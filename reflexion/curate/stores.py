@@ -2,7 +2,7 @@
 there, opened for a person through the Curated contract: to read, or to change, held against
 other writers. The CLI and the web page open stores only through `opened`.
 
-    >>> with opened(Path("runs/quad"), None, "write") as stores:      # doctest: +SKIP
+    >>> with opened(Path("runs/quad"), None, Access.EDIT) as stores:  # doctest: +SKIP
     ...     [store.kind for store in stores]
     ['chroma', 'window']
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, Access, StoreSettings
 from memory.ranking import parse_ranking
-from memory.registry import BACKENDS, DEFAULT_BACKEND, get_backend
+from memory.registry import BACKENDS, DEFAULT_BACKEND, open_store
 from reflexion.core.curation import Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.protocols import Closable
+from reflexion.core.runfolder import RunFolder
 
 
 def check_has_memory(path: Path, url: str | None) -> None:
@@ -70,16 +71,21 @@ def run_chroma_url(path: Path) -> str | None:
 
 
 @contextlib.contextmanager
-def opened(path: Path, url: str | None, access: Access = "read") -> Iterator[list[Curated]]:
+def opened(path: Path, url: str | None, access: Access = Access.READ) -> Iterator[list[Curated]]:
     """Every store a backend finds for this run folder (or store folder), closed after the
-    block; with access "write", each held against other writers meanwhile. StoreError when
-    there is none."""
+    block; with Access.EDIT, each held against other writers meanwhile. StoreError when there
+    is none."""
     url = url or run_chroma_url(path)
     check_has_memory(path, url)
     settings = settings_for(path, url)
     with contextlib.ExitStack() as held:
-        stores = [held.enter_context(b.curated(settings, access)) for b in BACKENDS.values()]
-        found = [store for store in stores if store is not None]
+        found: list[Curated] = []
+        for name in BACKENDS:
+            store = open_store(dataclasses.replace(settings, backend=name), access)
+            if isinstance(store, Closable):
+                held.callback(store.close)
+            if isinstance(store, Curated):  # a store of the run's contract only: none to show
+                found.append(store)
         if not found:
             looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where)
             msg = f"no memory store for {path}: {looked}"
@@ -94,12 +100,19 @@ def importing(path: Path, url: str | None, embedder: str) -> Iterator[Curated]:
     url = url or run_chroma_url(path)
     config = RunFolder(path).load_config() if path.is_dir() else None
     name = str((config or {}).get("memory_backend") or DEFAULT_BACKEND)
-    backend = get_backend(name if name in BACKENDS else DEFAULT_BACKEND)
     settings = settings_for(path, url, create=True)
+    settings = dataclasses.replace(settings, backend=name if name in BACKENDS else DEFAULT_BACKEND)
     if config is None:  # a store folder: made with the embedder asked for
         settings = dataclasses.replace(settings, embedder=embedder)
-    with backend.writable(settings, create=True) as store:
+    store = open_store(settings, Access.CREATE)
+    try:
+        if not isinstance(store, Curated):  # a store of the run's contract only
+            msg = f"the {settings.backend} backend's store cannot be changed by a person"
+            raise StoreError(msg)
         yield store
+    finally:
+        if isinstance(store, Closable):
+            store.close()
 
 
 def kept_by(stores: list[Curated], strategy: str, config: dict[str, object]) -> list[Curated]:

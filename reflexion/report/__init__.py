@@ -2,9 +2,16 @@
 the named functions scripts build their tables from (arms, pairs, signals, rates, run folders,
 two runs diffed)."""
 
-from reflexion.report.arms import arm, arm_table, first_attempt
 from reflexion.report.build import write_report
-from reflexion.report.folders import differing_settings, run_config, run_results, run_steps
+from reflexion.report.folders import (
+    arm,
+    arm_table,
+    differing_settings,
+    first_attempt,
+    run_config,
+    run_results,
+    run_steps,
+)
 from reflexion.report.paired import all_pairs, compare_paired, format_pairs, pair
 from reflexion.report.runs_diff import RunsDiff, diff_runs, format_diff
 from reflexion.report.signals import format_signals, signal_errors

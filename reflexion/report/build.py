@@ -21,7 +21,6 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
-from reflexion.loop.config import FIELDS, RESULT_FIELDS, default_of, label_of
 from reflexion.report.folders import run_steps
 from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
 from reflexion.report.pages import Page, Table, render_html, render_markdown
@@ -45,6 +44,7 @@ from reflexion.report.stream import (
     stream_tasks,
 )
 from reflexion.report.summary import COLUMNS, Summary, header, summarize, table_rows
+from reflexion.runner.config import FIELDS, RESULT_FIELDS, default_of, label_of
 
 COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
 BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"

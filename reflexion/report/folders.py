@@ -1,19 +1,28 @@
-"""What a run folder holds, read for a report or a script: its results, its trace and its
-settings (config.json).
+"""What run folders hold, read for a report or a script: a run's results, its trace and its
+settings (config.json); and arms of an experiment that span several runs on the same tasks
+(settings such as --feedback or --signal hold for a whole run): each arm is one strategy of one
+run folder, renamed, so the paired statistics can set any arm against any other.
 
     >>> run_results("runs/demo")[0].strategy  # doctest: +SKIP
     'single'
+    >>> results = arm("runs/abl-a", "reflexion", "full reflexion")       # doctest: +SKIP
+    >>> {r.strategy for r in results}                                   # doctest: +SKIP
+    {'full reflexion'}
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reflexion.core.records import Step, TaskResult
-from reflexion.loop.config import RESULT_FIELDS
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
+from reflexion.report.paired import Pair, direction, pair
+from reflexion.report.stats import success_rate
+from reflexion.report.summary import align
+from reflexion.runner.config import RESULT_FIELDS
 
 
 def run_results(folder: str | Path) -> list[TaskResult]:
@@ -52,3 +61,84 @@ def differing_settings(a: str | Path, b: str | Path, ignore: Sequence[str] = ())
     """
     first, second = run_config(a), run_config(b)
     return [f for f in RESULT_FIELDS if f not in ignore and first.get(f) != second.get(f)]
+
+
+def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
+    """The results of `strategy` in the run folder, as the arm `label`."""
+    results = [r for r in RunFolder(Path(folder)).results() if r.strategy == strategy]
+    return [dataclasses.replace(r, strategy=label) for r in results]
+
+
+def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
+    """The trials of `strategy` cut to their first answer, as the arm `label`. Every strategy's
+    first answer comes from the same prompt, so under greedy decoding this is a single shot on
+    the same tasks: its held-out verdict is the first point of the curve, and its cost the first
+    `generate` call's tokens alone (not the self-tests written before it)."""
+    run = RunFolder(Path(folder))
+    calls = {  # a trial's steps are all in the trace once it has a result (resumes set aside
+        (s.task_id, s.seed): s  # the partial ones), so each finished trial has one first call
+        for s in run.steps()
+        if s.strategy == strategy and s.kind == "generate" and s.episode == 1
+    }
+    out = []
+    for r in run.results():
+        call = calls.get((r.task_id, r.seed))
+        if r.strategy != strategy or not r.curve or call is None:
+            continue
+        first = r.curve[0]
+        out.append(
+            dataclasses.replace(
+                r,
+                strategy=label,
+                final_passed=first.passed,
+                any_passed=first.passed,
+                best_score=first.score,
+                best_episode=first.episode,
+                attempts=1,
+                curve=(first,),
+                input_tokens=call.input_tokens,
+                output_tokens=call.output_tokens,
+                llm_calls=1,
+            )
+        )
+    return out
+
+
+ARM_COLUMNS: tuple[str, ...] = ("arm", "tasks", "pass@1 [95% CI]", "vs base [95% CI]", "won")
+ARM_COLUMNS += ("lost", "McNemar p", "tokens vs base", "published", "expected", "direction")
+
+
+def arm_table(
+    results: Sequence[TaskResult],
+    base: str,
+    rows: Sequence[tuple[str, str, str]],  # arm, its published number, the expected direction
+) -> str:
+    """Each arm's pass@1 and its paired comparison with `base`, and whether the published
+    direction ("higher", "lower" or "same" than base; "" for base itself) held."""
+    cells = []
+    for name, published, expected in rows:
+        mine = [r for r in results if r.strategy == name]
+        rate = success_rate(mine, lambda r: r.final_passed)
+        p: Pair | None = pair(results, base, name) if name != base else None
+        cells.append(
+            (
+                name,
+                str(len({r.task_id for r in mine})),
+                f"{rate.value:.1%} [{rate.low * 100:.0f}-{rate.high * 100:.0f}]",
+                "" if p is None else _points(p),
+                "" if p is None else str(p.won),
+                "" if p is None else str(p.lost),
+                "" if p is None else f"{p.p_value:.3f}",
+                "" if p is None or p.token_ratio is None else f"{p.token_ratio:.2f}x",
+                published,
+                expected or "(base)",
+                "" if p is None else direction(p, expected),
+            )
+        )
+    return align(ARM_COLUMNS, cells)
+
+
+def _points(p: Pair) -> str:
+    return (
+        f"{p.difference * 100:+.1f} [{p.difference_low * 100:+.1f}, {p.difference_high * 100:+.1f}]"
+    )

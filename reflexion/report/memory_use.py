@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reflexion.core.records import REFLECTION, Record, Step, TaskResult
+from reflexion.core.records import Kind, Record, Step, TaskResult
 from reflexion.report.summary import align
 
 
@@ -158,7 +158,7 @@ def writes(steps: Sequence[Step]) -> list[Writes]:
     for s in steps:
         trial = (s.strategy, s.task_id, s.seed)
         if s.kind == "remember":
-            kind = str(s.data.get("kind", REFLECTION))
+            kind = str(s.data.get("kind", Kind.REFLECTION))
             kinds[s.strategy][kind][_kept(s.data)] += 1
         elif s.kind == "revise":  # its kind comes on the "revised" step that closes the reply
             pending[trial].append(s)

@@ -1,4 +1,6 @@
-"""Every strategy is one small module on the same loop; this registry maps names to them.
+"""Every strategy is a small async function on the same loop, each in its paper's module
+(`retry` beside Self-Refine, whose loop it shares); this registry maps names to them, and
+each kind of lesson to the design module that says what it is (`LESSONS`).
 
 A strategy is an async function of a `Trial` (reflexion.core.protocols) plus which memory it
 uses. Adding one is a module and a `register_strategy` call:
@@ -29,10 +31,10 @@ from reflexion.strategies import (
     proactive,
     reflexion,
     resample,
-    retry,
     self_refine,
     single,
 )
+from reflexion.strategies.learning import Board, Lessons
 
 RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
 _WITH = "the design's memory plus reflexion's own reflections"
@@ -55,7 +57,11 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("single", single.run, help="one attempt, no feedback"),
         Strategy("resample", resample.run, help="best-of-N samples, best by the visible score"),
         Strategy("correct", correct.run, help='a generic "there might be an error" turn'),
-        Strategy("retry", retry.run, help="the check's result inline, no feedback or reflection"),
+        Strategy(
+            "retry",
+            self_refine.retry,
+            help="the check's result inline, no feedback or reflection",
+        ),
         Strategy("self-refine", self_refine.run, help="feedback and refine, history inline"),
         Strategy("reflexion", reflexion.run, RUN_MEMORY, help="reflections in a memory"),
         Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),
@@ -71,6 +77,43 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("reflexion+bank", bank.with_reflexion, RUN_MEMORY, help=_WITH),
     )
 }
+
+# Each kind of lesson (by its Kind, which equals its value) as its design's module defines it:
+# its block in a prompt, its distill prompt, its board's rules (reflexion.strategies.learning)
+LESSONS: dict[str, Lessons] = {
+    lessons.kind: lessons
+    for lessons in (
+        reflexion.REFLECTIONS,
+        exemplars.EXEMPLARS,
+        insights.RULES,
+        cheatsheet.SHEETS,
+        bank.ITEMS,
+    )
+}
+
+
+def board_rules(kind: str) -> Board | None:
+    """The rules of the board of `kind`, as its design's module sets them; None for a kind
+    recalled by similarity, or one this version does not know."""
+    lessons = LESSONS.get(kind)
+    return lessons.board if lessons is not None else None
+
+
+def voted(kind: str) -> bool:
+    """Whether lessons of `kind` carry votes that can drop them (ExpeL's rules).
+
+    >>> voted("rule"), voted("cheatsheet"), voted("an unknown kind")
+    (True, False, False)
+    """
+    rules = board_rules(kind)
+    return rules is not None and rules.drops_at_zero
+
+
+def one_text(kind: str) -> bool:
+    """Whether the board of `kind` is one text (the cheatsheet), not a list."""
+    rules = board_rules(kind)
+    return rules is not None and rules.one
+
 
 BUILTIN = tuple(STRATEGIES)  # the ones above, before any registration
 # `compare`'s default: the within-task strategies (the cross-task designs need --order stream,

@@ -1,7 +1,7 @@
 """`exemplars` (Self-StreamICL, from StreamBench, Wu et al. 2024): a task solved by its visible
 signal stores its prompt and its solution (for a game, its trajectory); a new task recalls the
-k most similar as worked examples. No extra model call: the memory is the model's own answers
-that its check passed.
+k most similar as worked examples, numbered, before the task. No extra model call: the memory
+is the model's own answers that its check passed.
 
     >>> exemplar_text("Add 2 and 3.", "5")
     'Task:\\nAdd 2 and 3.\\n\\nSolution:\\n5'
@@ -9,24 +9,34 @@ that its check passed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reflexion.core.protocols import Trial
-from reflexion.core.records import EXEMPLAR, Attempt, Recalled
-from reflexion.strategies.experience import Design, both
+from reflexion.core.records import Attempt, Kind, Recalled
+from reflexion.strategies.learning import Design, Lessons, both
+
+HEADER = "Solved examples of similar tasks. Reuse their approach where it fits:"
 
 
 def exemplar_text(prompt: str, solution: str) -> str:
     return f"Task:\n{prompt}\n\nSolution:\n{solution}"
 
 
+def examples(texts: Sequence[str]) -> str:
+    return "\n\n".join(f"Example {n}:\n{t}" for n, t in enumerate(texts, 1))
+
+
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return await trial.recall(episode, EXEMPLAR)
+    return await trial.recall(episode, Kind.EXEMPLAR)
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     if solved.score.solved:  # only an answer its visible check passed is stored
-        await trial.keep(EXEMPLAR, exemplar_text(trial.task.prompt, solved.candidate), solved)
+        text = exemplar_text(trial.task.prompt, solved.candidate)
+        await trial.keep(Kind.EXEMPLAR, text, solved)
 
 
-DESIGN = Design(EXEMPLAR, shown, learn)
+EXEMPLARS = Lessons(Kind.EXEMPLAR, HEADER, place="before_task", body=examples)
+DESIGN = Design(EXEMPLARS, shown, learn)
 run, with_reflexion = both(DESIGN)

@@ -4,6 +4,10 @@ combined with Reflexion, a failure and its reflection shows in the attempts' pro
 the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A new rule starts with 2 votes, and a
 rule whose votes fall to 0 drops out. Every edit is kept in the rule's history.
 
+The rules go in the system message (the same for every task, so the prefix cache keeps them),
+numbered, most votes first; the list holds at most 10 of this run's rules, each of at most 300
+characters.
+
 A reply line that does not parse, or that names a rule not on the list, is skipped and said in
 the trace; it never changes the list.
 
@@ -18,11 +22,37 @@ import re
 from collections.abc import Sequence
 
 from reflexion.core.protocols import Distilling, Trial
-from reflexion.core.records import RULE, Attempt, BoardEdit, Recalled
-from reflexion.strategies.experience import Design, both
+from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled, Reflection, Task
+from reflexion.strategies.learning import Board, Design, Distill, Lessons, both
 
+HEADER = "Rules learned from earlier tasks. Apply the ones that fit this task:"
+SYSTEM = "You keep a short list of general rules that help solve tasks of one kind."
+REQUEST = (
+    "Compare the attempts above. Change the rules so that an attempt at a DIFFERENT task of "
+    "this kind avoids what went wrong (or repeats what worked). Reply with at most 3 lines, "
+    "each one of these forms:\n"
+    "ADD: <a new general rule, in one sentence>\n"
+    "EDIT <n>: <a better wording of rule n>\n"
+    "UPVOTE <n>\n"
+    "DOWNVOTE <n>\n"
+    "A rule must be general: no names or numbers from this task. Reply with the lines only."
+)
 LINE = re.compile(r"^\W*(ADD|EDIT|UPVOTE|DOWNVOTE)\b\s*(\d+)?\s*:?\s*(.*)$", re.IGNORECASE)
 MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
+MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt must stay small
+NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
+RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malformed reply
+
+
+def numbered(texts: Sequence[str]) -> str:
+    return "\n".join(f"{n}. {t}" for n, t in enumerate(texts, 1))
+
+
+def request(
+    task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+) -> str:
+    rules = numbered([r.text for r in board]) or "(none yet)"
+    return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{REQUEST}"
 
 
 def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
@@ -46,22 +76,30 @@ def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[s
 
 
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return [Recalled(r) for r in await trial.board(RULE, episode)]
+    return [Recalled(r) for r in await trial.board(Kind.RULE, episode)]
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     failed = [a for a in attempts if not a.score.solved]
     if not failed or not isinstance(trial.actor, Distilling):
         return  # solved at once: nothing to compare
-    board = await trial.board(RULE, episode)
+    board = await trial.board(Kind.RULE, episode)
     material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
-    call = await trial.ask(trial.actor.distill(trial.task, RULE, material, board), episode)
+    call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
     edits, bad = parse_edits(call.output, [r.id for r in board])
     if bad:
-        trial.note(episode, "unparsed", "\n".join(bad), {"kind": RULE})
+        trial.note(episode, "unparsed", "\n".join(bad), {"kind": Kind.RULE})
     if edits:
-        await trial.revise(RULE, edits, episode)
+        await trial.revise(Kind.RULE, edits, episode)
 
 
-DESIGN = Design(RULE, shown, learn)
+RULES = Lessons(
+    Kind.RULE,
+    HEADER,
+    place="system",
+    body=numbered,
+    distill=Distill(SYSTEM, request),
+    board=Board(most=MAX_RULES, chars=RULE_CHARS, new_votes=NEW_RULE_VOTES, drops_at_zero=True),
+)
+DESIGN = Design(RULES, shown, learn)
 run, with_reflexion = both(DESIGN)

@@ -18,6 +18,14 @@ import re
 
 from reflexion.core.protocols import Proposing, Trial
 
+# PASR's answer format (seed 002), asked for in words after the system prompt: the model is not
+# trained for it
+FORMAT = (
+    "First think inside <think> and </think>. While thinking, whenever a part of your answer "
+    "needs another look, write <refine>what to reconsider and the corrected part</refine>, then "
+    "go on; you may refine more than once. Then give the complete final answer inside <answer> "
+    "and </answer>."
+)
 ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL | re.IGNORECASE)
 THINK = re.compile(r"<think>(.*?)(?:<refine>|</think>|$)", re.DOTALL | re.IGNORECASE)
 REFINE = re.compile(r"<refine>.*?</refine>", re.DOTALL | re.IGNORECASE)

@@ -6,10 +6,16 @@ The two differ only in the memory the runner hands in: `reflexion` gets the run'
 (`--memory-backend`: by default a Chroma vector store, ranked by similarity plus a bonus for the
 task's own and recent lessons, `--rank`), `reflexion-window`
 always the last k reflections in a plain list, as in the original code. No reflection is written
-after the last episode: nothing would read it.
+after the last episode: nothing would read it. The recalled reflections go after the task, as
+in Reflexion's prompt.
 """
 
 from reflexion.core.protocols import Trial
+from reflexion.core.records import Kind
+from reflexion.strategies.learning import Lessons, bulleted
+
+HEADER = "Lessons from your earlier attempts at similar tasks:"
+REFLECTIONS = Lessons(Kind.REFLECTION, HEADER, place="after_task", body=bulleted)
 
 
 async def run(trial: Trial) -> None:

@@ -9,11 +9,14 @@ score says solved. Nothing is remembered across tasks or episodes.
 
 With `--feedback generic` or `none` no feedback is written (the paper's ablation): the refine
 request carries the fixed generic line or the score instead of fb_t.
+
+`retry` is Self-Refine with no feedback written and no reflection: the last answers and what
+checking them found, inline, then "write an improved answer". Reflexion's ablation calls it
+"tests without reflection" when the check is the model's own tests (--signal self-tests).
 """
 
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Turn
-from reflexion.strategies.retry import retry_from
 
 
 async def run(trial: Trial) -> None:
@@ -34,6 +37,21 @@ async def run(trial: Trial) -> None:
         history.append(Turn(attempt, feedback.output))
         call = await trial.ask(trial.actor.refine(trial.task, history), episode)
         attempt = await trial.attempt(call, episode)
+
+
+async def retry(trial: Trial) -> None:
+    """`retry`: refine from each attempt's result alone (see the module)."""
+    call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode=1)
+    await retry_from(trial, [Turn(await trial.attempt(call, episode=1))], episode=2)
+
+
+async def retry_from(trial: Trial, history: list[Turn], episode: int) -> None:
+    """Refine from the result of each attempt (Turns without written feedback) to the budget."""
+    for e in range(episode, trial.budget + 1):
+        if trial.solved:
+            break
+        call = await trial.ask(trial.actor.refine(trial.task, history), e)
+        history.append(Turn(await trial.attempt(call, e)))
 
 
 def says_stop(feedback: str) -> bool:

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from memory.backend import DEFAULT_EMBEDDER, Access
 from reflexion.core.curation import FORGET, HISTORY, Change, Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.records import KINDS, RULE, Reflection
+from reflexion.core.records import KINDS, Reflection
 from reflexion.curate.lessons import credits_in, recalls_of, search_sources, task_label, utc
 from reflexion.curate.stores import opened
+from reflexion.strategies import voted
 from reflexion.web.layout import Html, join, link, page, pre, table, tag, url
 from reflexion.web.site import NotFound, Site
 
@@ -23,7 +24,7 @@ SEARCH_HITS = 10
 
 
 @contextlib.contextmanager
-def sources_of(site: Site, name: str, access: Access = "read") -> Iterator[list[Curated]]:
+def sources_of(site: Site, name: str, access: Access = Access.READ) -> Iterator[list[Curated]]:
     """Every store of the run, opened as `reflexion memory` opens them (for changing: held
     against other writers) and closed after; UsageError or StoreError (a run without memory, a
     store that cannot be opened) say why there is nothing to show."""
@@ -122,7 +123,7 @@ def _lessons(name: str, store: Curated, kind: str) -> list[Html]:
 
 def _kind(r: Reflection) -> str:
     """A lesson's kind; a rule's votes with it (it drops out at 0)."""
-    return f"{r.kind} ({r.votes} votes)" if r.kind == RULE else r.kind
+    return f"{r.kind} ({r.votes} votes)" if voted(r.kind) else r.kind
 
 
 def _id_link(name: str, r: Reflection) -> Html:
@@ -218,7 +219,7 @@ def _about(site: Site, name: str, store: Curated, r: Reflection) -> list[Html]:
 def forget_lesson(site: Site, name: str, rid: str, why: str) -> int:
     """Forget lesson `rid` from whichever store of the run holds it (0: none does)."""
     try:
-        with sources_of(site, name, "write") as stores:
+        with sources_of(site, name, Access.EDIT) as stores:
             for store in stores:
                 if FORGET in store.can and store.get(rid) is not None:
                     return store.forget([rid], why or "forgotten on the web page")

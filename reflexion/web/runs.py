@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import KINDS, TaskResult
+from reflexion.core.records import Kind, TaskResult
 from reflexion.report.build import BY_EPISODE, BY_POSITION, BY_TOKENS, facts
 from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
 from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
@@ -94,7 +94,7 @@ def _memory(memory: MemoryUse) -> list[object]:
 def _kinds(name: str, memory: MemoryUse) -> Html:
     """Links to the memory page showing each kind of lesson the run wrote."""
     written = {k for w in memory.writes for k in w.kinds}
-    kinds = [link(url("runs", name, "memory", kind=k), k) for k in KINDS if k in written]
+    kinds = [link(url("runs", name, "memory", kind=k), k) for k in Kind if k in written]
     return join([": ", join(kinds, ", ")]) if kinds else join([])
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
-from reflexion.loop.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder
 
 
 class NotFound(LookupError):

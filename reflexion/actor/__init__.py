@@ -1,0 +1,12 @@
+"""The model's roles: the chat-model actor, each role one timed, token-counted call (`chat.py`),
+their prompts (`prompts.py`), memory in a prompt (`memory_text.py`), structured reflections
+(`structured.py`), retries with backoff (`backoff.py`) and rollouts in interactive envs
+(`rollout.py`)."""
+
+# Output token limits per role: answers are whole programs; feedback and reflections are notes.
+ROLE_TOKENS = {"generate": 512, "refine": 512, "correct": 512, "feedback": 256, "reflect": 192}
+ROLE_TOKENS |= {"tests": 384}  # the unit tests a model writes for --signal self-tests
+ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (textworld)
+# experience for other tasks (rule edits, a rewritten cheatsheet, items), and a first answer
+# that may revise itself in place (`proactive`: its drafts need room)
+ROLE_TOKENS |= {"distill": 512, "propose": 768}

@@ -1,0 +1,73 @@
+"""Memory in a prompt: each kind of lesson in its own block, under its design's header (one
+plain sentence on how to use it: a 1.5B model ignores memory it is not told how to use; see
+docs), at its design's place, bounded by --memory-tokens.
+
+The designs' modules say where their lessons go (reflexion.strategies.LESSONS): the boards
+(rules, the cheatsheet) are the same for every task, so they go in the system message, where
+the runtime's prefix cache serves them again; exemplars and items come before the task; a
+task's own reflections after it (as Reflexion's prompt has them). Blocks that share a place
+come in the order of `Kind`.
+
+    >>> from reflexion.core.records import Reflection
+    >>> rule = Reflection("r1", "Check the sign.", "run", "insights", "e", "t", 0, 1, 0.0, 0.0,
+    ...                   kind="rule", votes=2)
+    >>> placed = place([rule, "Try a smaller step."], tokens=100)
+    >>> placed.system.splitlines()[-1], placed.after_task.splitlines()[-1], placed.tokens
+    ('1. Check the sign.', '- Try a smaller step.', 9)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from reflexion.core.records import Kind, Reflection
+from reflexion.strategies import LESSONS
+
+CHARS_PER_TOKEN = 4  # a count, not a tokenizer: the bound must not need the model
+Lesson = str | Reflection  # a bare string is a reflection's text
+
+
+@dataclass
+class Placed:
+    """Memory text by where it goes, and its size in (counted) tokens."""
+
+    system: str = ""  # after the system prompt
+    before_task: str = ""
+    after_task: str = ""
+    tokens: int = 0
+    left_out: int = 0  # lessons over the bound
+    by_kind: dict[str, list[str]] = field(default_factory=dict)
+
+
+def place(lessons: Sequence[Lesson], tokens: int) -> Placed:
+    """Group `lessons` by kind, in the order given (most relevant first), keeping as many as
+    fit in `tokens`; a first lesson too long for the bound (a cheatsheet) is cut to fit."""
+    placed, room = Placed(), tokens * CHARS_PER_TOKEN
+    for lesson in lessons:
+        kind, text = (
+            (Kind.REFLECTION, lesson) if isinstance(lesson, str) else (lesson.kind, lesson.text)
+        )
+        if len(text) > room and not placed.by_kind.get(kind) and room > 0:
+            text = text[:room]  # subtle: cut, not dropped, so a long sheet still says something
+        if len(text) > room:
+            placed.left_out += 1
+            continue
+        room -= len(text)
+        placed.tokens += -(-len(text) // CHARS_PER_TOKEN)
+        placed.by_kind.setdefault(kind, []).append(text)
+    _render(placed)
+    return placed
+
+
+def _render(placed: Placed) -> None:
+    """Each kind's block at its place; a kind no design defines (a store written by another
+    version) is counted, not shown."""
+    blocks: dict[str, list[str]] = {}
+    for kind in Kind:
+        texts, lessons = placed.by_kind.get(kind), LESSONS[kind]
+        if texts:
+            blocks.setdefault(lessons.place, []).append(f"{lessons.header}\n{lessons.body(texts)}")
+    placed.system = "\n\n".join(blocks.get("system", []))
+    placed.before_task = "\n\n".join(blocks.get("before_task", []))
+    placed.after_task = "\n\n".join(blocks.get("after_task", []))

@@ -1,0 +1,380 @@
+"""A run's settings, declared once. Each field of `RunConfig` carries its command-line help, its
+limits, and whether it changes what a trial does (`result`: a resumed folder must agree on it).
+The CLI builds its options from these fields, the report labels its facts with them, and the
+resume check compares the `result` ones.
+
+    >>> RunConfig(env="quadratic", strategies=("reflexion",)).episodes
+    4
+    >>> "episodes" in RESULT_FIELDS and "concurrency" not in RESULT_FIELDS
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
+from memory.ranking import parse_ranking
+from reflexion.actor import ROLE_TOKENS
+from reflexion.core.errors import UsageError
+from reflexion.core.records import Record
+from reflexion.models.server import check_speculative
+from reflexion.runner.parsers import (
+    check_faults_and_budget,
+    path_text,
+    positive,
+    role_limits,
+    setting,
+)
+from reflexion.trial.feedback import FEEDBACK_MODES
+
+# The headings `--help` lists the options under, in this order (a setting's `group`).
+RUN, BUDGET, MEMORY, MODEL = "what to run", "budget and signal", "memory", "model"
+EXECUTION, OUTPUT = "execution", "output"
+GROUPS = (RUN, BUDGET, MEMORY, MODEL, EXECUTION, OUTPUT)
+
+
+@dataclass(frozen=True)
+class RunConfig(Record):
+    """What to run. `env` and `strategies` name an env and strategies (the Python API may pass
+    objects instead); every other field has a default."""
+
+    env: str = setting(
+        "",
+        help="quadratic (no LLM), humaneval[:N|:spread-N|:first-miss|:ids=...], "
+        "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], "
+        "cooking:N[,recipe=R,take=T,go=G,cook=0|1,cut=0|1,open=0|1,steps=S] (for both games "
+        "the held-out check is the visible replay), game24:N[,seed=S] "
+        "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
+        "python:MODULE:ATTR, or a name you registered",
+        result=True,
+        group=RUN,
+    )
+    strategies: tuple[str, ...] = setting((), help="strategy names", cli=False, group=RUN)
+    out: str | None = setting(
+        help="run folder (default runs/ENV-TIME); an existing one is resumed", group=OUTPUT
+    )
+    episodes: int = setting(
+        4,
+        help="most candidates per task for every strategy",
+        parse=positive,
+        result=True,
+        limits=(1, 100),
+        label="episodes (budget per task)",
+        group=BUDGET,
+    )
+    tasks: int | None = setting(
+        help="run only the first N tasks",
+        parse=positive,
+        result=True,
+        limits=(1, 100_000),
+        group=RUN,
+    )
+    seeds: int = setting(
+        1,
+        help="run seeds 0..N-1. Every call decodes greedily except best-of-N's later samples, so "
+        "with a deterministic model the seeds of the other strategies repeat the same trial "
+        "(the run's cache answers them): more seeds add samples to resample only",
+        parse=positive,
+        result=True,
+        limits=(1, 1000),
+        group=RUN,
+    )
+    model: str | None = setting(
+        help="a local model (qwen2.5-coder-1.5b, the default; qwen2.5-coder-0.5b; smollm2-135m; "
+        "a .gguf path), openai:NAME, openai-compatible:URL[#MODEL], or python:MODULE:ATTR; "
+        "quadratic's scripted actor needs none",
+        result=True,
+        group=MODEL,
+    )
+    speculative: str = setting(
+        "none",
+        help="speculative decoding of a local model: none; ngram (drafts from text in the "
+        "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
+        "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
+        result=True,
+        group=MODEL,
+    )
+    task_tokens: int | None = setting(
+        help="equal-token mode: no model call starts once a trial used N tokens (its first "
+        "answer is always asked); set --episodes high enough that the tokens bind",
+        parse=positive,
+        result=True,
+        limits=(1, 10_000_000),
+        label="tokens per task",
+        group=BUDGET,
+    )
+    concurrency: int = setting(
+        4, help="trials in flight", parse=positive, limits=(1, 256), group=EXECUTION
+    )
+    k: int = setting(
+        3,
+        help="reflections recalled per episode",
+        parse=positive,
+        result=True,
+        limits=(1, 100),
+        label="recall k",
+        group=MEMORY,
+    )
+    scope: str = setting(
+        "task",
+        help="recall from the same task only, or from any task by similarity",
+        choices=("task", "global"),
+        result=True,
+        label="recall scope",
+        group=MEMORY,
+    )
+    feedback: str = setting(
+        "actionable",
+        help="what the model sees of a check, in every strategy that uses one: actionable (the "
+        "env's own feedback, and Self-Refine's written feedback), generic (a fixed 'there may be "
+        "an error in your answer; check it and try again'), or none (only the score)",
+        choices=FEEDBACK_MODES,
+        result=True,
+        group=BUDGET,
+    )
+    signal: str = setting(
+        "visible",
+        help="what scores a code candidate for the strategies: visible (the task's own visible "
+        "tests, e.g. HumanEval's docstring examples), self-tests (unit tests the model writes "
+        "from the prompt before the first attempt, as in Reflexion), or both",
+        choices=("visible", "self-tests", "both"),
+        result=True,
+        group=BUDGET,
+    )
+    reflection: str = setting(
+        "free",
+        help="how a reflection is asked for: free (a few sentences) or structured (a JSON object "
+        "of diagnosis, fix and failing test; the local model is held to its schema)",
+        choices=("free", "structured"),
+        result=True,
+        group=MODEL,
+    )
+    self_tests: int = setting(
+        5,
+        help="most unit tests the model writes per task (--signal self-tests or both)",
+        parse=positive,
+        result=True,
+        limits=(1, 50),
+        label="self-tests per task",
+        group=BUDGET,
+    )
+    order: str = setting(
+        "parallel",
+        help="parallel, or stream: one task at a time in the env's order (or shuffled by "
+        "--stream-seed), so with --scope global a task recalls the lessons of the tasks before it",
+        choices=("parallel", "stream"),
+        result=True,
+        group=RUN,
+    )
+    stream_seed: int | None = setting(
+        help="with --order stream: shuffle the task order once with this seed, the same order "
+        "for every strategy (config.json records it, so a resume and the report keep it); "
+        "default: the env's order",
+        parse=int,
+        result=True,
+        limits=(0, 2**31 - 1),
+        label="stream shuffle seed",
+        group=RUN,
+    )
+    dedup: float | None = setting(
+        help="merge a new reflection into a stored one the trial could recall that is at least "
+        "this similar (cosine, e.g. 0.95), keeping both provenances; off by default, since "
+        "lessons that differ only in numbers score above 0.95",
+        parse=float,
+        result=True,
+        limits=(0.0, 1.0),
+        label="merge lessons at similarity",
+        group=MEMORY,
+    )
+    memory_tokens: int = setting(
+        800,
+        help="the most memory text (recalled lessons, exemplars, rules, the cheatsheet) one "
+        "prompt may carry, in tokens (counted as 4 characters each); what is over is left out, "
+        "the least relevant first, and the report shows memory's share of each role's prompts",
+        parse=positive,
+        result=True,
+        limits=(1, 100_000),
+        label="memory tokens per prompt",
+        group=MEMORY,
+    )
+    frozen_memory: bool = setting(
+        False,
+        help="recall from the memory (e.g. --memory DIR, learned by another run) but store and "
+        "change nothing: a frozen-memory transfer",
+        result=True,
+        label="frozen memory",
+        group=MEMORY,
+    )
+    memory_backend: str = setting(
+        "chroma",
+        help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
+        "ranked by similarity; window, the last k reflections of the task",
+        result=True,
+        group=MEMORY,
+    )
+    memory: str | None = setting(
+        help="a Chroma store folder to share across runs (default: OUT/memory)",
+        parse=path_text,
+        result=True,
+        group=MEMORY,
+    )
+    memory_mode: str = setting(
+        "write",
+        help="with --memory DIR or --chroma-url: write (the run adds its lessons to that store) "
+        "or copy (the run starts from a copy of it in OUT/memory and adds its lessons there; "
+        "the store stays as it was)",
+        choices=("write", "copy"),
+        result=True,
+        group=MEMORY,
+    )
+    chroma_url: str | None = setting(
+        help="use a Chroma server (http://host:port) instead",
+        result=True,
+        group=MEMORY,
+    )
+    collection: str = setting(
+        DEFAULT_COLLECTION,
+        help="the Chroma collection the run's lessons go to and are recalled from: runs that "
+        "share a store (--memory DIR, --chroma-url) keep their lessons apart under names of "
+        "their own; 3-512 characters of letters, digits, '.', '_' and '-'",
+        parse=collection_name,
+        result=True,
+        group=MEMORY,
+    )
+    rank: str = setting(
+        "task=0.25,recency=0.2",
+        help="how the chroma memory ranks the lessons a scope admits: similarity + task * [the "
+        "asking task's own] + recency * (1 for the newest candidate .. 0 for the oldest); "
+        "'similarity' for similarity alone",
+        result=True,
+        label="recall ranking",
+        before="similarity",  # what recall did before the field existed
+        group=MEMORY,
+    )
+    embedder: str = setting(
+        DEFAULT_EMBEDDER,
+        help="embedding model of the memory (hash-N: a test-only hash embedder)",
+        result=True,
+        group=MEMORY,
+    )
+    temperature: float = setting(
+        0.8,
+        help="sampling temperature of best-of-N samples after the first; every other call "
+        "decodes greedily",
+        parse=float,
+        result=True,
+        group=MODEL,
+    )
+    seed: int = setting(
+        0, help="sampling seed", parse=int, result=True, label="sampling seed", group=MODEL
+    )
+    max_tokens: dict[str, int] = setting(
+        help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
+        + ", ".join(f"{role} {limit}" for role, limit in ROLE_TOKENS.items())
+        + ")",
+        parse=role_limits,
+        result=True,
+        factory=dict,
+        group=MODEL,
+    )
+    retries: int = setting(
+        3,
+        help="more tries of a model call that failed transiently (timeout, lost connection, "
+        "HTTP 429 or 5xx), with exponential backoff from 0.5 s; then the attempt fails",
+        parse=int,
+        group=EXECUTION,
+    )
+    call_timeout: float = setting(
+        600.0,
+        help="seconds one model call may take; a slower one counts as a transient failure",
+        parse=float,
+        group=EXECUTION,
+    )
+    max_tokens_total: int | None = setting(
+        help="stop once this invocation's model calls used N tokens: no new trial starts, "
+        "trials in flight are cancelled, finished ones are kept; exit code 3, and the same "
+        "command (a larger budget allowed) resumes the run",
+        parse=int,
+        group=BUDGET,
+    )
+    timeout_s: float | None = setting(
+        help="stop after this many seconds, as --max-tokens-total does (exit code 3)",
+        parse=float,
+        flag="--timeout",
+        group=BUDGET,
+    )
+    executor: str = setting(
+        "local",
+        help="where trials run: local (here) or ray (Ray tasks on a cluster: --env and --model "
+        "by name, and a Chroma server, --chroma-url, for strategies that keep lessons)",
+        choices=("local", "ray"),
+        group=EXECUTION,
+    )
+    ray_address: str | None = setting(
+        help="with --executor ray: the cluster (host:port)", group=EXECUTION
+    )
+    run_id: str = setting(
+        "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
+    )
+
+    def validate(self) -> None:
+        """Raise a one-line UsageError for a setting out of its range."""
+        for f in dataclasses.fields(self):
+            limits, value = f.metadata["limits"], getattr(self, f.name)
+            if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
+                msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
+                raise UsageError(msg)
+        for f in dataclasses.fields(self):
+            choices, value = f.metadata["choices"], getattr(self, f.name)
+            if choices is not None and value not in choices:
+                msg = f"{flag_of(f)} must be one of {', '.join(choices)}, got {value!r}"
+                raise UsageError(msg)
+        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
+            msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
+            raise UsageError(msg)
+        if self.stream_seed is not None and self.order != "stream":
+            msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
+            raise UsageError(msg)
+        for role, limit in self.max_tokens.items():
+            if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
+                roles = ", ".join(ROLE_TOKENS)
+                msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
+                raise UsageError(msg)
+        check_speculative(self.speculative)
+        try:
+            parse_ranking(str(self.rank))
+        except ValueError as exc:
+            msg = f"--rank {self.rank!r}: {exc}"
+            raise UsageError(msg) from None
+        check_faults_and_budget(
+            self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
+        )
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    """The command-line flag of a RunConfig field ("--call-timeout" for call_timeout)."""
+    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def label_of(f: dataclasses.Field[Any]) -> str:
+    """How the report names a field."""
+    return str(f.metadata.get("label") or f.name.replace("_", " "))
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
+# Fields that change what a trial does: a resumed folder must agree on all of them. Retries and
+# budgets are not among them, so a resume may raise them.
+RESULT_FIELDS = tuple(name for name, f in FIELDS.items() if f.metadata["result"])
+
+
+def default_of(name: str) -> Any:
+    """The default of a field: what a config.json written before the field existed meant."""
+    f = FIELDS[name]
+    before = f.metadata["before"]
+    if before is not dataclasses.MISSING:
+        return before
+    factory = f.default_factory
+    return factory() if callable(factory) else f.default

@@ -1,0 +1,144 @@
+"""Tasks x strategies x seeds, run concurrently into one run folder, resumable.
+
+    >>> results = asyncio.run(execute(RunConfig(env="quadratic", strategies=("single",))))
+    ...                                                                     # doctest: +SKIP
+
+A run with `max_tokens_total` or `timeout_s` may stop early: the results returned then say why
+in `.stopped`, and the same call again resumes it. `.resume` says what the run found in its
+folder, and `.loads` what it loaded before the first trial; `echo=print` prints both as it starts.
+`reflexion.run` and `reflexion.arun` (reflexion.experiment) are the public entry points: this run,
+then the comparison the CLI prints and writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+from memory.backend import close_all
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Memory
+from reflexion.core.records import Step
+from reflexion.runner.budget import Budget
+from reflexion.runner.config import RunConfig
+from reflexion.runner.results import Resume, RunResults, loaded
+from reflexion.runner.schedule import TrialRunner, Trials, run_jobs, stream_order
+from reflexion.runner.setup import Injected, Prepared, prepare
+from reflexion.trial.board import undo_interrupted
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+async def execute(
+    config: RunConfig,
+    given: Injected | None = None,
+    progress: bool = False,
+    echo: Callable[[str], None] | None = None,
+) -> RunResults:
+    """Run (or resume) every trial of `config`; returns all results in the folder (if a budget
+    stopped the run, those so far, and why in `.stopped`). `given` holds the objects a Python
+    caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
+    for what the run loaded, and one for what a resumed run found done."""
+    given = given or Injected()
+    budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
+    if config.executor == "ray":
+        from reflexion.runner import cluster
+
+        cluster.check(config, given)
+    plan = prepare(config, given)
+    joined = False
+    try:
+        if config.executor == "ray":
+            joined = cluster.connect(config.ray_address)
+        stream = _stream(plan)
+        plan.folder.save_config(plan.saved)  # only once every input has been checked
+        done = {r.key for r in plan.folder.results()}
+        # the store first, then the trace: if undoing fails (a server down) or we die in between,
+        # the next resume still finds the cut-off steps; undoing twice is harmless
+        _forget_interrupted(plan.folder.unfinished(done), plan.memories)
+        plan.folder.set_aside_unfinished(done)
+        jobs = [job for job in _jobs(plan) if job not in done]
+        resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path)
+        for line in (loaded(plan.loads), resume.message()):
+            if line is not None and echo is not None:
+                echo(line)
+        trials = _trials(plan, budget.tap(plan.folder.write_step))
+        cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+    finally:
+        plan.folder.close()
+        close_all(plan.owned)
+        if joined:
+            cluster.disconnect()
+    wanted = set(_jobs(plan))
+    results = RunResults(r for r in plan.folder.results() if r.key in wanted)
+    results.stopped = budget.stop() if cut else None
+    results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
+    return results
+
+
+def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
+    if plan.config.executor != "ray":
+        return Trials(plan, sink)
+    from reflexion.runner.cluster import RayTrials
+
+    return RayTrials(plan, sink)
+
+
+def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
+    c = plan.config
+    return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in plan.tasks]
+
+
+def _stream(plan: Prepared) -> list[str] | None:
+    """--order stream: the task order, recorded in config.json (`stream_order`) for the report.
+    A resumed folder keeps the order it recorded; one whose tasks are no longer the env's is
+    refused, since its stream could not go on as it began."""
+    if plan.config.order != "stream":
+        return None
+    ids = [t.id for t in plan.tasks]
+    order = plan.saved.get("stream_order") or stream_order(ids, plan.config.stream_seed)
+    if sorted(order) != sorted(ids):
+        msg = (
+            f"{plan.folder.path} streamed other tasks than env {plan.config.env!r} has now; "
+            "use another --out folder"
+        )
+        raise UsageError(msg)
+    plan.saved["stream_order"] = order
+    return list(order)
+
+
+def _forget_interrupted(moved: list[dict[str, Any]], memories: dict[str, Memory]) -> None:
+    """Lessons written by trials that were cut off are superseded by their re-run: drop them
+    from the store (their text stays in trace.interrupted.jsonl), so no one recalls them, and
+    undo their changes to a board, so the re-run counts each vote once."""
+    for strategy, memory in memories.items():
+        mine = [s for s in moved if s["strategy"] == strategy]
+        undo_interrupted(mine, memory)  # board changes (rules, the cheatsheet), newest first
+        ids = [s["data"]["id"] for s in mine if s["kind"] == "remember" and "id" in s["data"]]
+        if ids:
+            memory.delete(ids)
+
+
+def blocking(coroutine: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
+    """`coroutine` as a plain call with the same arguments, for a caller outside an event loop;
+    inside one, a one-line error that says to await it instead."""
+
+    @functools.wraps(coroutine)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # none: the usual case, run it outside this handler (clean tracebacks)
+            pass
+        else:
+            msg = (
+                f"{call.__name__}() was called inside a running event loop (Jupyter, an async "
+                f"app), which asyncio.run cannot start another in: use "
+                f"`await {coroutine.__name__}(...)` there, with the same arguments"
+            )
+            raise UsageError(msg)
+        return asyncio.run(coroutine(*args, **kwargs))
+
+    return call

@@ -1,0 +1,100 @@
+"""Command-line values of a run's settings, parsed: each raises ValueError with a message that
+says what was expected (argparse shows it as a one-line error); and `setting`, which declares one
+field of RunConfig.
+
+    >>> role_limits("generate=512, reflect=128")
+    {'generate': 512, 'reflect': 128}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reflexion.core.errors import UsageError
+
+
+def positive(text: str) -> int:
+    """A whole number of at least 1 (a command-line value).
+
+    >>> positive("3")
+    3
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"expected a whole number, got {text!r}"
+        raise ValueError(msg) from None
+    if value < 1:
+        msg = f"expected a number of at least 1, got {value}"
+        raise ValueError(msg)
+    return value
+
+
+def path_text(text: str) -> str:
+    """A folder as the run records it: `./store/` and `store` are one folder.
+
+    >>> path_text("./store/")
+    'store'
+    """
+    return str(Path(text))
+
+
+def role_limits(text: str) -> dict[str, int]:
+    """ "generate=512,reflect=128" -> {"generate": 512, "reflect": 128}."""
+    out: dict[str, int] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        role, _, value = item.partition("=")
+        try:
+            out[role.strip()] = int(value)
+        except ValueError:
+            msg = f"expected ROLE=N pairs, got {item!r}"
+            raise ValueError(msg) from None
+    return out
+
+
+def check_faults_and_budget(
+    retries: int, call_timeout: float, timeout_s: float | None, max_tokens_total: int | None
+) -> None:
+    """A one-line UsageError for retries, timeouts or a token budget out of range."""
+    if not 0 <= retries <= 100:
+        msg = f"--retries must be between 0 and 100, got {retries}"
+        raise UsageError(msg)
+    seconds = {"call-timeout": call_timeout, "timeout": timeout_s}
+    for name, value in seconds.items():
+        if value is not None and not (0 < value <= 10**7 and math.isfinite(value)):
+            msg = f"--{name} must be a number of seconds above 0, got {value}"
+            raise UsageError(msg)
+    if max_tokens_total is not None and max_tokens_total < 1:
+        msg = f"--max-tokens-total must be at least 1, got {max_tokens_total}"
+        raise UsageError(msg)
+
+
+def setting(
+    default: Any = None,
+    *,
+    help: str,  # noqa: A002 - argparse's name for it
+    parse: Callable[[str], Any] | None = None,
+    result: bool = False,
+    limits: tuple[float, float] | None = None,
+    choices: tuple[str, ...] | None = None,
+    flag: str | None = None,
+    label: str | None = None,
+    cli: bool = True,
+    factory: Callable[[], Any] | None = None,
+    before: Any = dataclasses.MISSING,
+    group: str = "",
+) -> Any:
+    """A RunConfig field with what the CLI, the report and the resume check need to know.
+    `before`: what a config.json written before the field existed meant, when that is not the
+    default (the default changed when the field came). `group`: the heading its option is
+    listed under in `--help` (one of reflexion.runner.config.GROUPS)."""
+    metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
+    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
+    metadata["group"] = group
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)

@@ -1,0 +1,129 @@
+"""What a design that learns across tasks is, and the loop the designs share.
+
+A design (exemplars, insights, cheatsheet, bank: one module each) is two things:
+
+- `Lessons`: its kind of lesson as the shared machinery uses it: the header and the place of
+  its block in a prompt (reflexion.actor.memory_text), its distill prompt
+  (reflexion.actor.prompts), and, for a board, the board's rules (reflexion.trial.board);
+- `Design`: what it shows the model before an attempt and what it learns after the task,
+
+run in one of two loops:
+
+- `sampled`: fresh samples (the greedy answer, then samples at --temperature), the design's
+  memory in every prompt, as best-of-N with memory; set against `resample` it measures the memory;
+- `reflected`: Reflexion's loop (a reflection after each failed attempt, recalled with the
+  design's memory), the design's experience plus the task's own lessons.
+
+    >>> notes = Lessons(Kind.ITEM, "Notes:", place="before_task", body=bulleted)
+    >>> async def nothing(trial, episode): return []
+    >>> async def learn_nothing(trial, attempts, episode): return None
+    >>> f"{Design(notes, nothing, learn_nothing).kind}", notes.body(["a", "b"])
+    ('item', '- a\\n- b')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from reflexion.core.protocols import Trial
+from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
+
+Place = Literal["system", "before_task", "after_task"]  # a block's place in a prompt
+Shown = Callable[[Trial, int], Awaitable[list[Recalled]]]
+Learn = Callable[[Trial, list[Attempt], int], Awaitable[None]]
+# the distill request from the task, its attempts as the prompt shows them, the attempts and
+# the board
+Request = Callable[[Task, str, Sequence[Attempt], Sequence[Reflection]], str]
+
+
+@dataclass(frozen=True)
+class Distill:
+    """A distill prompt: the system message, and the request that the shared part (the task's
+    attempts, each with the verdict of its check) goes into."""
+
+    system: str
+    request: Request
+
+
+@dataclass(frozen=True)
+class Board:
+    """The rules of a board: lessons shared by a strategy and seed, all in every prompt, changed
+    by the edits a reply asks for (most votes first, unless `one`)."""
+
+    most: int | None = None  # this run's lessons on one board; an add beyond is skipped
+    chars: int | None = None  # the longest lesson; a longer one is a malformed reply
+    new_votes: int = 0  # a new lesson's votes
+    drops_at_zero: bool = False  # a lesson voted down to 0 drops out
+    one: bool = False  # the board is one text: this run's, or the newest inherited one
+
+
+@dataclass(frozen=True)
+class Lessons:
+    """A kind of lesson as the shared machinery uses it: its block in a prompt (the header, one
+    plain sentence on how to use it, then `body` of the texts), its distill prompt (None: it
+    is kept without a model call) and its board's rules (None: recalled by similarity)."""
+
+    kind: Kind
+    header: str
+    place: Place
+    body: Callable[[Sequence[str]], str]
+    distill: Distill | None = None
+    board: Board | None = None
+
+
+def bulleted(texts: Sequence[str]) -> str:
+    return "\n".join(f"- {t}" for t in texts)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A way of learning across tasks: its kind of lesson, what goes into a prompt for an
+    episode, and what the task teaches once it is over (given its attempts)."""
+
+    lessons: Lessons
+    shown: Shown
+    learn: Learn
+
+    @property
+    def kind(self) -> Kind:
+        return self.lessons.kind
+
+
+async def sampled(design: Design, trial: Trial) -> None:
+    attempts: list[Attempt] = []
+    for sample in range(trial.budget):
+        episode = sample + 1
+        memory = await design.shown(trial, episode)
+        call = await trial.ask(trial.actor.generate(trial.task, memory, sample=sample), episode)
+        attempts.append(await trial.attempt(call, episode))
+        if trial.solved:
+            break
+    await design.learn(trial, attempts, attempts[-1].episode)
+
+
+async def reflected(design: Design, trial: Trial) -> None:
+    attempts: list[Attempt] = []
+    for episode in range(1, trial.budget + 1):
+        memory = await design.shown(trial, episode) + await trial.recall(episode)
+        call = await trial.ask(trial.actor.generate(trial.task, memory, sample=0), episode)
+        attempt = await trial.attempt(call, episode)
+        attempts.append(attempt)
+        if trial.solved or episode == trial.budget:
+            break
+        reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)
+        await trial.remember(reflection, attempt)
+    await design.learn(trial, attempts, attempts[-1].episode)
+
+
+def both(design: Design) -> tuple[Callable[[Trial], Awaitable[None]], ...]:
+    """The design's two strategies: sampled, and combined with Reflexion's reflections."""
+
+    async def alone(trial: Trial) -> None:
+        await sampled(design, trial)
+
+    async def with_reflexion(trial: Trial) -> None:
+        await reflected(design, trial)
+
+    return alone, with_reflexion

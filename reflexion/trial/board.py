@@ -1,0 +1,227 @@
+"""Experience for other tasks: lessons of a `kind` other than a task's own reflections
+(exemplars, rules, the cheatsheet, distilled items), kept in the run's memory with provenance.
+
+Two shapes:
+- kept, and recalled by similarity (`exemplar`, `item`: `keep` here, recall in
+  RecordedTrial.recall), the k nearest of a kind from EVERY task;
+- a board shared by a strategy and seed, all of it in every prompt (`rule`, `cheatsheet`),
+  changed by `BoardEdit`s under the board's rules, which its design's module sets
+  (reflexion.strategies.learning.Board: how many, how long, the votes, one sheet). Each change
+  is kept in the lesson's history (Revising) and in the trace, with the lesson as it was, so a
+  resume can undo what an interrupted trial changed.
+
+Under --order stream the tasks before this one are over, so their experience is visible; in a
+parallel run only other runs' (a shared or frozen store) is. With --frozen-memory nothing is
+stored or changed: recall only.
+
+    >>> lesson_id("run/insights/0/q1", 2, "rule") == lesson_id("run/insights/0/q1", 2, "rule")
+    True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reflexion.core.protocols import Memory, Revising
+from reflexion.core.records import (
+    Attempt,
+    BoardEdit,
+    Kind,
+    Recalled,
+    RecallScope,
+    Reflection,
+    Score,
+    Task,
+)
+from reflexion.strategies import board_rules
+from reflexion.strategies.learning import Board
+from reflexion.trial.provenance import provenance
+from reflexion.trial.settings import TrialSettings
+
+BOARD_MAX = 50  # the most lessons of a board one recall reads
+Log = Callable[..., None]  # the trial's trace writer: (episode, kind, output=..., data=...)
+
+
+def lesson_id(*parts: object) -> str:
+    """A stable id: the same trial, episode and kind always give the same id (resume-safe)."""
+    return hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Experience:
+    """One trial's access to the run's memory for experience kinds (see the module)."""
+
+    memory: Memory | None
+    settings: TrialSettings
+    strategy: str
+    env: str
+    task: Task
+    seed: int
+    log: Log
+    recalled: dict[int, list[str]]  # episode -> lesson ids shown (for their credit)
+    scope: Callable[[int, Kind], RecallScope]  # what an episode may see (RecordedTrial.scope)
+    episode_now: int = 0  # the episode whose edits are being applied (for the trace)
+
+    async def board(self, kind: Kind, episode: int) -> list[Reflection]:
+        """The board as this episode may read it: this run's own lessons of `kind`, or where it
+        has none yet, those of other runs (a shared or frozen store); most votes first."""
+        if self.memory is None:
+            return []
+        scope = self.scope(episode, kind)
+        hits = await asyncio.to_thread(self.memory.recall, "", scope, BOARD_MAX)
+        lessons = [h.reflection for h in hits]
+        own = [r for r in lessons if r.run_id == self.settings.run_id]
+        board = sorted(own or lessons, key=lambda r: (-r.votes, r.created, r.id))
+        if rules(kind).one:  # one sheet: this run's, or the newest inherited one
+            board = sorted(own or lessons, key=lambda r: (-r.created, r.id))[:1]
+        self.recalled.setdefault(episode, []).extend(r.id for r in board)
+        # subtle: a board changes as the run goes on, so each lesson's text as shown is kept
+        # (`memory audit` reruns the episode with it)
+        run_id = self.settings.run_id
+        shown = [provenance(Recalled(r), self.task.id, run_id) | {"text": r.text} for r in board]
+        data = {"hits": shown, "kind": kind, "board": True, "env": self.env}
+        self.log(episode, "recall", output="\n".join(r.text for r in board), data=data)
+        return board
+
+    async def keep(self, kind: Kind, text: str, attempt: Attempt) -> Reflection | None:
+        if self.memory is None or not text.strip():
+            return None
+        # subtle: the text is in the id, since one reply may give two items (bank); the same
+        # text again is the same lesson, and a re-run of the trial gives the same id
+        rid = lesson_id(self._who(), attempt.episode, kind, text.strip())
+        lesson = self._lesson(kind, text, attempt, rid)
+        if self.settings.frozen_memory:
+            self.log(attempt.episode, "remember", output="", data={"frozen": True, "kind": kind})
+            return None
+        # the trace line first, as for a reflection: a resume drops what a cut-off trial kept
+        data = {"id": lesson.id, "kind": kind}
+        self.log(attempt.episode, "remember", output=lesson.text, data=data)
+        await asyncio.to_thread(self.memory.add, [lesson])
+        return lesson
+
+    async def revise(self, kind: Kind, edits: Sequence[BoardEdit], episode: int) -> list[str]:
+        """Apply `edits` to this trial's board of `kind`; a bad edit is skipped and said."""
+        if self.memory is None:
+            return []
+        self.episode_now = episode
+        frozen, stream = self.settings.frozen_memory, self.settings.order == "stream"
+        if frozen or not stream or not isinstance(self.memory, Revising):
+            why = "the memory cannot revise"
+            if not stream:  # concurrent tasks would race on one board
+                why = "a board changes only under --order stream"
+            if frozen:
+                why = "frozen memory"
+            notes = [f"skipped {e.op}: {why}" for e in edits]
+        else:
+            board = {r.id: r for r in await self.board(kind, episode)}
+            notes = [await self._apply(kind, e, board, episode, n) for n, e in enumerate(edits)]
+        self.log(episode, "revised", output="\n".join(notes), data={"kind": kind})
+        return notes
+
+    async def _apply(
+        self, kind: Kind, edit: BoardEdit, board: dict[str, Reflection], episode: int, n: int
+    ) -> str:
+        target = board.get(edit.target or "")
+        if edit.op == "replace":
+            target = next(iter(board.values()), None)
+        # a rewrite of another run's sheet (a shared store) starts this run's own from it
+        mine = target is not None and target.run_id == self.settings.run_id
+        if edit.op == "add" or (edit.op == "replace" and not mine):
+            return await self._add(kind, edit.text, board, episode, n)
+        if target is None:
+            return f"skipped {edit.op}: no lesson {edit.target!r} on the board"
+        if target.run_id != self.settings.run_id:
+            return f"skipped {edit.op}: {target.id} belongs to another run"
+        votes = target.votes + {"edit": 1, "upvote": 1, "downvote": -1}.get(edit.op, 0)
+        text = edit.text.strip() if edit.op in ("edit", "replace") else target.text
+        if unfit := _unfit(text, rules(kind)):
+            return f"skipped {edit.op} {target.id}: {unfit}"
+        after = dataclasses.replace(target, text=text, votes=votes)
+        if rules(kind).drops_at_zero and votes <= 0:
+            board.pop(target.id)  # a later line of the same reply cannot bring it back
+            return await self._change(target, None, f"{edit.op} {target.id}: 0 votes, dropped")
+        board[target.id] = after
+        return await self._change(target, after, f"{edit.op} {target.id}: {votes} votes")
+
+    async def _add(
+        self, kind: Kind, text: str, board: dict[str, Reflection], episode: int, n: int
+    ) -> str:
+        text, most = text.strip(), rules(kind).most
+        if unfit := _unfit(text, rules(kind)):
+            return f"skipped add: {unfit}"
+        mine = [r for r in board.values() if r.run_id == self.settings.run_id]
+        if most is not None and len(mine) >= most:
+            return f"skipped add: the board holds {most} {kind}s"
+        if any(r.text.casefold() == text.casefold() for r in board.values()):
+            return "skipped add: the board holds this text already"
+        attempt = Attempt(episode, "", Score(0.0, False))  # made by a reply, not an answer
+        rid = lesson_id(self._who(), episode, kind, n)
+        lesson = self._lesson(kind, text, attempt, rid)
+        lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes)
+        board[rid] = lesson
+        return await self._change(None, lesson, f"add {rid}")
+
+    async def _change(self, before: Reflection | None, after: Reflection | None, note: str) -> str:
+        """One change, traced with the lesson as it was (so a resume can undo it), then made."""
+        assert isinstance(self.memory, Revising)
+        lesson = after or before
+        assert lesson is not None
+        data: dict[str, Any] = {"id": lesson.id, "before": before.to_dict() if before else None}
+        self.log(self.episode_now, "revise", output=note, data=data)
+        if after is None:
+            await asyncio.to_thread(self.memory.retire, lesson.id, note)
+        else:
+            await asyncio.to_thread(self.memory.revise, after, note)
+        return note
+
+    def _who(self) -> str:
+        # the seed too: each seed has its own board, and must not overwrite another's lessons
+        who = (self.settings.run_id, self.strategy, self.env, self.task.id, self.seed)
+        return "/".join(map(str, who))
+
+    def _lesson(self, kind: Kind, text: str, attempt: Attempt, rid: str) -> Reflection:
+        s = self.settings
+        return Reflection(
+            id=rid,
+            text=text.strip(),
+            run_id=s.run_id,
+            strategy=self.strategy,
+            env=self.env,
+            task_id=self.task.id,
+            seed=self.seed,
+            episode=attempt.episode,
+            score=attempt.score.value,
+            created=time.time(),
+            kind=str(kind),  # the plain string, as stores hold it
+        )
+
+
+def rules(kind: Kind) -> Board:
+    """The rules of the board of `kind`, as its design's module sets them (none: no limits)."""
+    return board_rules(kind) or Board()
+
+
+def _unfit(text: str, rules: Board) -> str:
+    """Why `text` cannot be a lesson on a board with `rules` ("": it can)."""
+    if text and not (rules.chars and len(text) > rules.chars):
+        return ""
+    return f"empty or over {rules.chars} characters" if rules.chars else "empty"
+
+
+def undo_interrupted(steps: Sequence[dict[str, Any]], memory: Memory) -> None:
+    """Undo the board changes of trials that were cut off (their `revise` steps, newest first),
+    so their re-run counts each vote once: an added lesson goes, a changed one is put back."""
+    for step in reversed(steps):
+        if step["kind"] != "revise":
+            continue
+        before = step["data"].get("before")
+        if before is None:
+            memory.delete([step["data"]["id"]])
+        else:
+            memory.add([Reflection.from_dict(before)])
