@@ -22,7 +22,7 @@ from envs.game24.check import check
 from envs.game24.puzzles import counts, cuts, difficulty, solvable, ways
 from envs.registry import make_env
 from reflexion.cli import main
-from reflexion.core.protocols import Env, SandboxedEnv
+from reflexion.core.protocols import CodeRunningEnv, Env, SandboxedEnv
 from reflexion.runner.config import RunConfig
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
@@ -82,15 +82,26 @@ def test_puzzles_are_distinct_solvable_and_fixed_by_the_seed() -> None:
     assert len(Game24Env.from_spec("1362").tasks()) == 1362  # every puzzle, once
 
 
-def test_the_prompt_asks_for_an_expression_and_gives_no_code_or_hint() -> None:
-    env = Game24Env.from_spec("20")
-    assert isinstance(env, Env) and isinstance(env, SandboxedEnv)
-    for task in env.tasks():
+def test_the_prompt_allows_a_program_and_gives_no_hint_of_how_to_solve() -> None:
+    """Dynamic Cheatsheet's protocol (the default): a program may be written and will be run;
+    nothing says how to solve the puzzle. The expression protocol mentions no code at all."""
+    hints = ("solver", "example", "hint", "step", "brute", "permutation", "itertools", "try")
+    code = Game24Env.from_spec("20")
+    assert isinstance(code, Env) and isinstance(code, SandboxedEnv)
+    assert isinstance(code, CodeRunningEnv) and code.programs
+    for task in code.tasks():
         prompt = task.prompt.lower()
         assert ", ".join(map(str, task.spec["numbers"])) in prompt
         assert "answer: <expression>" in prompt and "exactly once" in prompt
-        suggestions = ("python", "code", "program", "```", "solver", "example", "hint", "step")
-        assert not [word for word in suggestions if word in prompt]
+        assert "python program" in prompt and "it will be run" in prompt
+        assert not [word for word in hints if word in prompt]
+    expression = Game24Env.from_spec("20,protocol=expression")
+    assert not expression.programs
+    for task in expression.tasks():
+        prompt = task.prompt.lower()
+        assert "answer: <expression>" in prompt
+        words = ("python", "code", "program", "```", *hints)
+        assert not [word for word in words if word in prompt]
 
 
 @pytest.mark.parametrize(
@@ -229,7 +240,7 @@ def test_code_that_prints_no_expression_falls_back_to_the_answer_line() -> None:
 
 
 def test_an_endless_program_fails_within_the_limit_and_the_run_goes_on(tmp_path: Path) -> None:
-    env = Game24Env.from_spec("1,seed=7")
+    env = Game24Env.from_spec("1,seed=7,protocol=expression")  # the program runs at the check
     env.code_seconds = 1.0
     loop = "```python\nwhile True:\n    pass\n```"
     start = time.perf_counter()
@@ -293,5 +304,46 @@ def test_help_says_the_visible_and_held_out_checks_are_one(
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     printed = " ".join(capsys.readouterr().out.split())
-    assert "game24:N[,seed=S]" in printed and "the puzzle states its criterion" in printed
+    assert (
+        "game24:N[,seed=S,protocol=code|expression]" in printed
+        and "the puzzle states its criterion" in printed
+    )
     assert "are the same check" in (game24_env.__doc__ or "")
+
+
+def test_code_rounds_show_the_model_what_its_program_printed_and_count_every_round(
+    tmp_path: Path,
+) -> None:
+    """Dynamic Cheatsheet's protocol: a reply's program runs in the sandbox, the model sees
+    what it printed (or that it did not finish) and answers again, up to --code-rounds times;
+    the last reply is the answer, and every round's tokens and calls are the trial's cost."""
+    env = Game24Env.from_spec("1,seed=7")  # 3, 3, 3, 6
+    env.code_seconds = 1.0
+    endless = "```python\nwhile True:\n    pass\n```"
+    printing = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    model = scripted([endless, printing, "Answer: 3 * 6 + 3 + 3"])
+    config = RunConfig(
+        strategies=("single",), out=str(tmp_path / "r"), code_rounds=3, embedder="hash-64"
+    )
+    [result] = run(config, env=env, model=model)
+    assert result.final_passed and result.attempts == 1 and result.errors == ()
+    assert result.llm_calls == 3 and result.output_tokens == 9  # three rounds, each counted
+    second, third = ("\n".join(str(m.content) for m in p) for p in model.prompts[1:])
+    assert "did not finish within 1 s" in second and endless in second
+    assert "It printed:\n3 * 6 + 3 + 3" in third
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    [generate] = [s for s in steps if s["kind"] == "generate"]
+    assert generate["data"]["code_rounds"] == 2 and generate["input_tokens"] == 30
+
+
+def test_code_rounds_stop_at_the_limit_and_at_zero_none_are_run(tmp_path: Path) -> None:
+    env = Game24Env.from_spec("1,seed=7")
+    printing = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    capped = scripted([printing, printing])  # it keeps writing programs: one round, then done
+    config = RunConfig(strategies=("single",), out=str(tmp_path / "a"), code_rounds=1)
+    [result] = run(config, env=env, model=capped)
+    assert result.llm_calls == 2 and result.final_passed  # the last program's print is scored
+    none = scripted([printing])
+    config = RunConfig(strategies=("single",), out=str(tmp_path / "b"), code_rounds=0)
+    [result] = run(config, env=env, model=none)
+    assert result.llm_calls == 1 and len(none.prompts) == 1 and result.final_passed

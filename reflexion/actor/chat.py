@@ -25,11 +25,11 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from reflexion.actor import ROLE_TOKENS, prompts, structured
@@ -101,6 +101,8 @@ class ChatActor:
         retry: RetryPolicy | None = None,
         reflection: str = "free",
         memory_tokens: int = prompts.MEMORY_TOKENS,
+        programs: Callable[[Task, str], str | None] | None = None,
+        code_rounds: int = 0,
     ) -> None:
         self.memory_tokens = memory_tokens  # the bound on memory text in one prompt
         self.model = model
@@ -110,11 +112,13 @@ class ChatActor:
         self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
         self.cache = cache
         self.retry = retry or RetryPolicy()
+        self.programs = programs  # the env's run_program (see _answer), or None: no rounds
+        self.code_rounds = code_rounds
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
         msgs = self._prefilled(task, prompts.placed_messages(task, placed))
-        call = await self._call("generate", msgs, self.sampling(sample))
+        call = await self._answer("generate", task, msgs, self.sampling(sample))
         return dataclasses.replace(call, memory_tokens=placed.tokens, sample=sample)
 
     def sampling(self, sample: int) -> dict[str, Any] | None:
@@ -128,11 +132,34 @@ class ChatActor:
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.refine_request)
-        return await self._call("refine", self._prefilled(task, msgs))
+        return await self._answer("refine", task, self._prefilled(task, msgs))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.correct_request)
-        return await self._call("correct", self._prefilled(task, msgs))
+        return await self._answer("correct", task, self._prefilled(task, msgs))
+
+    async def _answer(
+        self,
+        role: str,
+        task: Task,
+        messages: list[BaseMessage],
+        sampling: dict[str, Any] | None = None,
+    ) -> Call:
+        """An answer, under Dynamic Cheatsheet's code protocol where the env runs programs:
+        while the reply holds a program (at most `code_rounds` times), it runs in the env's
+        sandbox, the model is shown what it printed and answers again. The last reply is the
+        answer; its prompt holds the whole exchange, and its cost every round's."""
+        call = await self._call(role, messages, sampling)
+        for done in range(1, self.code_rounds + 1):
+            if self.programs is None or call.error:
+                break
+            printed = await asyncio.to_thread(self.programs, task, call.output)
+            if printed is None:  # no program: this is the answer
+                break
+            ran = prompts.PROGRAM_RAN.format(printed=printed)
+            messages = [*messages, AIMessage(call.output), HumanMessage(ran)]
+            call = added(call, await self._call(role, messages, sampling), done)
+        return call
 
     def _prefilled(self, task: Task, messages: list[BaseMessage]) -> list[BaseMessage]:
         """The messages asking for an answer, with the answer's known beginning as the start of
@@ -255,3 +282,17 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[... {len(text) - limit} more characters cut by reflexion]"
+
+
+def added(before: Call, after: Call, rounds: int) -> Call:
+    """`after`, the answer a code round asked for, costing what both calls cost."""
+    return dataclasses.replace(
+        after,
+        input_tokens=before.input_tokens + after.input_tokens,
+        output_tokens=before.output_tokens + after.output_tokens,
+        latency_s=before.latency_s + after.latency_s,
+        cached_tokens=before.cached_tokens + after.cached_tokens,
+        retries=before.retries + after.retries,
+        reused=before.reused and after.reused,
+        code_rounds=rounds,
+    )

@@ -45,6 +45,8 @@ CORRECT_REQUEST = (
     "There might be an error in the answer above because of a lack of understanding of the "
     "task. Please correct the error, if any, and rewrite the complete answer."
 )
+# The code protocol (ChatActor._answer): what the program printed, then the task's own request
+PROGRAM_RAN = "Your program was run.\n{printed}\n\nNow answer the task as it asks."
 REFLECT = ChatPromptTemplate.from_messages(
     [
         ("system", "You diagnose failed attempts so that the next attempt succeeds."),

@@ -103,6 +103,20 @@ class InteractiveEnv(Env, Protocol):
 
 
 @runtime_checkable
+class CodeRunningEnv(Env, Protocol):
+    """An env whose answers may be worked out by a program, as Dynamic Cheatsheet runs every
+    arm: the program a reply holds runs in the sandbox, what it printed is shown to the model,
+    and the model answers again (`--code-rounds`). `run_program` says, in words for the model,
+    what the reply's program printed or how it failed; None when the reply holds no program (or
+    the env's protocol takes none), which ends the rounds. `programs` says whether it takes
+    programs as configured (game24's expression-only protocol does not)."""
+
+    programs: bool
+
+    def run_program(self, task: Task, reply: str) -> str | None: ...
+
+
+@runtime_checkable
 class SelfTestingEnv(Env, Protocol):
     """An env of code tasks that can check a candidate against unit tests the model wrote
     (`--signal self-tests` or `both`). `test_subject` is what the test writer sees: the task's

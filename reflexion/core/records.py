@@ -106,6 +106,7 @@ class Call(Record):
     memory_tokens: int = 0  # memory text in the prompt, in tokens (actor.memory_text)
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
     shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
+    code_rounds: int = 0  # answers asked again after the reply's program ran (--code-rounds)
 
 
 @dataclass(frozen=True)

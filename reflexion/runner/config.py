@@ -46,7 +46,7 @@ class RunConfig(Record):
         help="quadratic (no LLM), humaneval[:N|:spread-N|:first-miss|:ids=...], "
         "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], "
         "cooking:N[,recipe=R,take=T,go=G,cook=0|1,cut=0|1,open=0|1,steps=S] (for both games "
-        "the held-out check is the visible replay), game24:N[,seed=S] "
+        "the held-out check is the visible replay), game24:N[,seed=S,protocol=code|expression] "
         "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
         "python:MODULE:ATTR, or a name you registered",
         result=True,
@@ -188,6 +188,17 @@ class RunConfig(Record):
         limits=(0.0, 1.0),
         label="merge lessons at similarity",
         group=MEMORY,
+    )
+    code_rounds: int = setting(
+        3,
+        help="where the env runs a reply's program (game24): up to N times, run it in the "
+        "sandbox, show the model what it printed and ask again, as Dynamic Cheatsheet runs "
+        "every arm; each round's tokens count; answers get at least 1,024 tokens (0: no rounds)",
+        parse=int,
+        result=True,
+        limits=(0, 10),
+        label="code rounds per answer",
+        group=BUDGET,
     )
     memory_tokens: int = setting(
         800,

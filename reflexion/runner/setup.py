@@ -27,6 +27,7 @@ from memory.registry import get_backend, open_store
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import (
     Actor,
+    CodeRunningEnv,
     Env,
     InteractiveEnv,
     Memory,
@@ -276,7 +277,7 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
         if isinstance(model, Preloadable):
             with timed(loads, f"model {config.model}"):
                 model.load()  # e.g. the local model: fail on a bad file before any trial starts
-        chat = _chat_actors(model, config)
+        chat = _chat_actors(model, config, env)
         if isinstance(env, InteractiveEnv):  # each candidate is a rollout of the game
             from reflexion.actor.rollout import RolloutActor
 
@@ -293,21 +294,28 @@ def _on_the_workers(seed: int) -> Actor:
     raise RuntimeError(msg)
 
 
-def _chat_actors(model: BaseChatModel, config: RunConfig) -> Callable[[int], ChatActor]:
+def _chat_actors(model: BaseChatModel, config: RunConfig, env: Env) -> Callable[[int], ChatActor]:
+    from reflexion.actor import CODE_ROLES, CODE_TOKENS
     from reflexion.actor.backoff import RetryPolicy
     from reflexion.actor.chat import CallCache, ChatActor
 
     cache = CallCache()  # one cache: identical greedy prompts are answered once
     retry = RetryPolicy(retries=config.retries, call_timeout_s=config.call_timeout)
+    programs = None  # the env's program runner, under the code protocol (ChatActor._answer)
+    if isinstance(env, CodeRunningEnv) and env.programs and config.code_rounds > 0:
+        programs = env.run_program
+    room = {role: CODE_TOKENS for role in CODE_ROLES} if programs is not None else {}
     return lambda seed: ChatActor(
         model,
         temperature=config.temperature,
         seed=config.seed * 100_003 + seed,
-        max_tokens=config.max_tokens,
+        max_tokens=room | config.max_tokens,  # the user's --max-tokens win
         cache=cache,
         retry=retry,
         reflection=config.reflection,
         memory_tokens=config.memory_tokens,
+        programs=programs,
+        code_rounds=config.code_rounds if programs is not None else 0,
     )
 
 

@@ -127,7 +127,7 @@ class RecordedTrial:
         finally:
             CALL_INFO.reset(token)
         if done.llm:
-            self.counters.calls += 1
+            self.counters.calls += 1 + done.code_rounds  # each code round asked the model again
             self.counters.reused += done.reused
         self.counters.input_tokens += done.input_tokens
         self.counters.output_tokens += done.output_tokens
@@ -343,7 +343,8 @@ class RecordedTrial:
                 }
                 | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {})
                 | ({"sample": call.sample} if call.sample else {})
-                | ({"shortened": call.shortened} if call.shortened else {}),
+                | ({"shortened": call.shortened} if call.shortened else {})
+                | ({"code_rounds": call.code_rounds} if call.code_rounds else {}),
             }
         self.sink(
             Step(
