@@ -34,6 +34,7 @@ HIDDEN = "zebra"  # the held-out check also wants this word
 MARKER = re.compile(r"(?:MARK|HELD-OUT-SECRET)-[0-9a-z]+")
 WORDS = re.compile(r"using the words: ([a-z, ]+)\.")
 SHEET = re.compile(r"Current cheatsheet:\n(.*?)\n\nTask just done:", re.DOTALL)
+PROGRAMS = "You may write a Python program."
 POOL = ["apple", "river", "cloud", "stone", "lamp", "frog", "mint", "oak", "salt", "wave"]
 
 
@@ -77,7 +78,10 @@ def _answer(prompt: str, h: int, marks: str) -> str:
     words = found[-1].split(", ") if found else []  # the last: earlier ones are shown examples
     used = [w for i, w in enumerate(words) if (h >> (2 * i)) % 3 != 0]
     hidden = [HIDDEN] if h % 3 == 0 else []
-    return " ".join(["The", *used, *hidden, "go together.", marks]).strip()
+    sentence = " ".join(["The", *used, *hidden, "go together.", marks]).strip()
+    if PROGRAMS in prompt:  # a task that allows a program gets one that prints the answer
+        return f"```python\nprint({sentence!r})\n```\n{sentence}"
+    return sentence
 
 
 class PromptModel(BaseChatModel):
@@ -106,12 +110,14 @@ class PromptModel(BaseChatModel):
 class WordsEnv:
     """Write a sentence with every listed word (visible); the held-out check also wants HIDDEN,
     and its feedback carries SECRET. `marker` is put into every task prompt (a visible text the
-    memory may carry)."""
+    memory may carry). With `programs`, each prompt allows a program, and the model writes one
+    (for the designs that keep programs, `skills`)."""
 
     name = "words"
 
-    def __init__(self, n: int = 8, marker: str = "") -> None:
+    def __init__(self, n: int = 8, marker: str = "", programs: bool = False) -> None:
         note = f" ({marker})" if marker else ""
+        note += f" {PROGRAMS}" if programs else ""
         pairs = [(POOL[i % 10], POOL[(i + 1) % 10]) for i in range(n)]
         self._tasks = [
             Task(f"w{i}", f"Write one sentence using the words: {a}, {b}.{note}", {"words": [a, b]})

@@ -94,18 +94,19 @@ def _as_list(tests: str | list[str]) -> list[str]:
 
 
 def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path, capsys) -> None:
-    """SmolLM2-135M through the designs that distill, and proactive, on Game of 24 in stream
-    order: its replies to the distill prompts are real text, mostly not in the asked form; the
-    run finishes, and every reply is kept or said in the trace to be unparsed."""
+    """SmolLM2-135M through the designs that distill, proactive and skills, on Game of 24 in
+    stream order under the code protocol: its replies to the distill prompts are real text,
+    mostly not in the asked form; the run finishes, and every reply is kept or said in the trace
+    to be unparsed."""
     out = tmp_path / "g24"
-    designs = "insights,cheatsheet,bank,proactive"
+    designs = "insights,cheatsheet,bank,proactive,skills"
     argv = ["compare", "--env", "game24:2", "--episodes", "1", "--order", "stream"]
     argv += ["--strategies", designs, "--out", str(out), "--model", "smollm2-135m"]
     argv += ["--embedder", "hash-64", "--no-progress"]
     argv += ["--max-tokens", "generate=48,distill=64,propose=64"]  # short: the test is plumbing
     assert main(argv) == 0, capsys.readouterr().err
     results = RunFolder(out).results()
-    assert len(results) == 4 * 2 and all(r.attempts == 1 for r in results)
+    assert len(results) == 5 * 2 and all(r.attempts == 1 for r in results)
     steps = RunFolder(out).steps()
     asked = [s for s in steps if s.kind == "distill"]
     assert {s.strategy for s in asked} == {"insights", "cheatsheet", "bank"}

@@ -347,3 +347,61 @@ def test_code_rounds_stop_at_the_limit_and_at_zero_none_are_run(tmp_path: Path) 
     config = RunConfig(strategies=("single",), out=str(tmp_path / "b"), code_rounds=0)
     [result] = run(config, env=env, model=none)
     assert result.llm_calls == 1 and len(none.prompts) == 1 and result.final_passed
+
+
+def test_skills_keep_a_verified_program_show_it_and_retire_it_when_reuse_keeps_failing(
+    tmp_path: Path,
+) -> None:
+    """`skills`: the program behind a solved puzzle is stored verbatim; the next puzzles are
+    shown it as code to call or adapt; each failed reuse costs it a vote, and at 0 it retires,
+    its history kept. No model call writes the memory."""
+    from memory import ChromaMemory
+
+    env = Game24Env.from_spec("3,seed=7")  # 3-3-3-6, then 1-7-13-13 and 3-6-6-13
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    model = scripted([solver, "Answer: 1 + 7 + 13 + 13", "Answer: 3 + 6 + 6 + 13"])
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(tmp_path / "r"),
+        episodes=1,
+        code_rounds=0,
+        embedder="hash-64",
+        order="stream",
+    )
+    results = {r.task_id: r for r in run(config, env=env, model=model)}
+    assert results["game24/3-3-3-6"].final_passed and len(model.prompts) == 3  # no curator call
+    later = ["\n".join(str(m.content) for m in p) for p in model.prompts[1:]]
+    assert all("Programs that solved similar tasks" in p and solver in p for p in later)
+    assert "Programs that solved" not in "\n".join(str(m.content) for m in model.prompts[0])
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert kept["data"]["kind"] == "skill" and solver in kept["output"]
+    revised = [s["output"] for s in steps if s["kind"] == "revise"]
+    skill = kept["data"]["id"]
+    assert revised == [f"downvote {skill}: 1 votes", f"downvote {skill}: 0 votes, dropped"]
+    with ChromaMemory.open(tmp_path / "r" / "memory") as store:
+        assert store.reflections() == []  # retired after two failed reuses...
+        history = store.history(skill)  # ...its history kept
+    assert [c.action for c in history] == ["edit", "forget"]
+    assert [c.before.votes for c in history if c.before] == [2, 1]
+
+
+def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
+    env = Game24Env.from_spec("2,seed=7")  # 3-3-3-6, then 1-7-13-13
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(tmp_path / "r"),
+        episodes=1,
+        code_rounds=0,
+        embedder="hash-64",
+        order="stream",
+    )
+    results = run(config, env=env, model=scripted([solver, adapted]))
+    assert all(r.final_passed for r in results)
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    first, second = [s for s in steps if s["kind"] == "remember"]  # both solved: both kept
+    assert adapted in second["output"]
+    revised = [s["output"] for s in steps if s["kind"] == "revise"]
+    assert revised == [f"upvote {first['data']['id']}: 3 votes"]

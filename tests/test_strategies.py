@@ -201,7 +201,7 @@ def test_held_out_signal_never_reaches_a_prompt_or_a_lesson(tmp_path: Path, stra
     file of the memory (every kind, every version). The visible MARK in each task's prompt does
     reach the memory: a leak would be seen."""
     model = RecordingPromptModel(prompts=[])
-    env = WordsEnv(4, marker=MARK)
+    env = WordsEnv(4, marker=MARK, programs="skills" in strategy)  # skills keep programs only
     config = RunConfig(
         env=env.name,
         strategies=(strategy,),

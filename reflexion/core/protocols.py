@@ -322,7 +322,14 @@ class Trial(Protocol):
         voted first."""
         ...
 
-    async def revise(self, kind: Kind, edits: Sequence[BoardEdit], episode: int) -> list[str]:
-        """Apply edits to the board of `kind`, each kept in the lesson's history; returns what
-        was done or skipped, one line each (also in the trace)."""
+    async def revise(
+        self,
+        kind: Kind,
+        edits: Sequence[BoardEdit],
+        episode: int,
+        among: Sequence[Reflection] | None = None,
+    ) -> list[str]:
+        """Apply edits to the board of `kind` (or to the lessons `among`, those an episode was
+        shown), each kept in the lesson's history; returns what was done or skipped, one line
+        each (also in the trace)."""
         ...

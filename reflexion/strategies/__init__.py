@@ -24,15 +24,15 @@ from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Trial
 from reflexion.strategies import (
     bank,
+    baselines,
     cheatsheet,
     correct,
     exemplars,
     insights,
     proactive,
     reflexion,
-    resample,
     self_refine,
-    single,
+    skills,
 )
 from reflexion.strategies.learning import Board, Lessons
 
@@ -54,8 +54,10 @@ class Strategy:
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("single", single.run, help="one attempt, no feedback"),
-        Strategy("resample", resample.run, help="best-of-N samples, best by the visible score"),
+        Strategy("single", baselines.single, help="one attempt, no feedback"),
+        Strategy(
+            "resample", baselines.resample, help="best-of-N samples, best by the visible score"
+        ),
         Strategy("correct", correct.run, help='a generic "there might be an error" turn'),
         Strategy(
             "retry",
@@ -70,11 +72,13 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("insights", insights.run, RUN_MEMORY, help="a shared rule list with votes"),
         Strategy("cheatsheet", cheatsheet.run, RUN_MEMORY, help="one sheet, rewritten per task"),
         Strategy("bank", bank.run, RUN_MEMORY, help="items from successes and failures"),
+        Strategy("skills", skills.run, RUN_MEMORY, help="verified programs, reused and checked"),
         Strategy("proactive", proactive.run, help="<refine> inside the answer (PASR, prompted)"),
         Strategy("reflexion+exemplars", exemplars.with_reflexion, RUN_MEMORY, help=_WITH),
         Strategy("reflexion+insights", insights.with_reflexion, RUN_MEMORY, help=_WITH),
         Strategy("reflexion+cheatsheet", cheatsheet.with_reflexion, RUN_MEMORY, help=_WITH),
         Strategy("reflexion+bank", bank.with_reflexion, RUN_MEMORY, help=_WITH),
+        Strategy("reflexion+skills", skills.with_reflexion, RUN_MEMORY, help=_WITH),
     )
 }
 
@@ -85,6 +89,7 @@ LESSONS: dict[str, Lessons] = {
     for lessons in (
         reflexion.REFLECTIONS,
         exemplars.EXEMPLARS,
+        skills.SKILLS,
         insights.RULES,
         cheatsheet.SHEETS,
         bank.ITEMS,

@@ -33,6 +33,8 @@ from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
 Place = Literal["system", "before_task", "after_task"]  # a block's place in a prompt
 Shown = Callable[[Trial, int], Awaitable[list[Recalled]]]
 Learn = Callable[[Trial, list[Attempt], int], Awaitable[None]]
+# after each attempt: what the design showed for it, and the attempt (its check's verdict)
+Reused = Callable[[Trial, list[Recalled], Attempt], Awaitable[None]]
 # the distill request from the task, its attempts as the prompt shows them, the attempts and
 # the board
 Request = Callable[[Task, str, Sequence[Attempt], Sequence[Reflection]], str]
@@ -85,6 +87,7 @@ class Design:
     lessons: Lessons
     shown: Shown
     learn: Learn
+    reused: Reused | None = None  # verifies each reuse of what was shown (skills)
 
     @property
     def kind(self) -> Kind:
@@ -98,6 +101,8 @@ async def sampled(design: Design, trial: Trial) -> None:
         memory = await design.shown(trial, episode)
         call = await trial.ask(trial.actor.generate(trial.task, memory, sample=sample), episode)
         attempts.append(await trial.attempt(call, episode))
+        if design.reused is not None:
+            await design.reused(trial, memory, attempts[-1])
         if trial.solved:
             break
     await design.learn(trial, attempts, attempts[-1].episode)
@@ -106,10 +111,13 @@ async def sampled(design: Design, trial: Trial) -> None:
 async def reflected(design: Design, trial: Trial) -> None:
     attempts: list[Attempt] = []
     for episode in range(1, trial.budget + 1):
-        memory = await design.shown(trial, episode) + await trial.recall(episode)
+        shown = await design.shown(trial, episode)
+        memory = shown + await trial.recall(episode)
         call = await trial.ask(trial.actor.generate(trial.task, memory, sample=0), episode)
         attempt = await trial.attempt(call, episode)
         attempts.append(attempt)
+        if design.reused is not None:
+            await design.reused(trial, shown, attempt)
         if trial.solved or episode == trial.budget:
             break
         reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)

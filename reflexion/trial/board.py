@@ -96,6 +96,7 @@ class Experience:
         # text again is the same lesson, and a re-run of the trial gives the same id
         rid = lesson_id(self._who(), attempt.episode, kind, text.strip())
         lesson = self._lesson(kind, text, attempt, rid)
+        lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes)  # 0 unless voted
         if self.settings.frozen_memory:
             self.log(attempt.episode, "remember", output="", data={"frozen": True, "kind": kind})
             return None
@@ -105,8 +106,15 @@ class Experience:
         await asyncio.to_thread(self.memory.add, [lesson])
         return lesson
 
-    async def revise(self, kind: Kind, edits: Sequence[BoardEdit], episode: int) -> list[str]:
-        """Apply `edits` to this trial's board of `kind`; a bad edit is skipped and said."""
+    async def revise(
+        self,
+        kind: Kind,
+        edits: Sequence[BoardEdit],
+        episode: int,
+        among: Sequence[Reflection] | None = None,
+    ) -> list[str]:
+        """Apply `edits` to this trial's board of `kind` (or to the lessons `among`, the ones an
+        episode was shown, when given); a bad edit is skipped and said."""
         if self.memory is None:
             return []
         self.episode_now = episode
@@ -119,7 +127,8 @@ class Experience:
                 why = "frozen memory"
             notes = [f"skipped {e.op}: {why}" for e in edits]
         else:
-            board = {r.id: r for r in await self.board(kind, episode)}
+            lessons = among if among is not None else await self.board(kind, episode)
+            board = {r.id: r for r in lessons}
             notes = [await self._apply(kind, e, board, episode, n) for n, e in enumerate(edits)]
         self.log(episode, "revised", output="\n".join(notes), data={"kind": kind})
         return notes

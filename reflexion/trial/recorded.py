@@ -251,9 +251,15 @@ class RecordedTrial:
         """The shared board of `kind` (rules, the cheatsheet), the most voted first."""
         return await self.experience.board(kind, episode)
 
-    async def revise(self, kind: Kind, edits: Sequence[BoardEdit], episode: int) -> list[str]:
+    async def revise(
+        self,
+        kind: Kind,
+        edits: Sequence[BoardEdit],
+        episode: int,
+        among: Sequence[Reflection] | None = None,
+    ) -> list[str]:
         """Apply a reply's edits to the board of `kind` (reflexion.trial.board)."""
-        return await self.experience.revise(kind, edits, episode)
+        return await self.experience.revise(kind, edits, episode, among)
 
     @property
     def experience(self) -> Experience:

@@ -1,0 +1,89 @@
+"""`skills`: verified programs kept as skills, in the line of Voyager's skill library and Buffer
+of Thoughts' templates (its Game of 24 template is a brute-force program). No model writes this
+memory: when a task is solved and its answer came with a Python program (in the answer, or in a
+round of the code protocol, `--code-rounds`), the program is stored verbatim, with the task it
+solved and its provenance. A new task recalls the k most similar skills, shown as code the model
+may call or adapt, under one generic line on how to use them.
+
+Every reuse is checked: after each attempt, each skill shown for it gains a vote when the
+attempt passed its visible check and loses one when it failed. A skill starts with 2 votes and
+retires at 0, with its history kept (`reflexion memory history`), so a skill that keeps failing
+stops being shown. Votes change only under --order stream, as every board's do.
+
+What differs from the papers: Voyager's skills are written for an embodied agent by GPT-4 and
+described by the model before they are stored; here the program is kept as the model wrote it,
+keyed by the task it solved, and nothing is asked of the model to store it.
+
+    >>> program_of("Try:\\n```python\\nprint(6 * 4)\\n```\\nAnswer: 6 * 4")
+    'print(6 * 4)'
+    >>> skill_text("Make 24 from 4, 6.", "print(4 * 6)").splitlines()[-2]
+    'print(4 * 6)'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reflexion.core.protocols import Trial
+from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled
+from reflexion.strategies.learning import Board, Design, Lessons, both
+
+HEADER = (
+    "Programs that solved similar tasks. If one fits, call it or adapt it in your own program "
+    "instead of starting from nothing:"
+)
+FENCE = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+# a skill survives one failed reuse, as an ExpeL rule survives one downvote; at 0 it retires
+RULES = Board(new_votes=2, drops_at_zero=True)
+
+
+def program_of(reply: str) -> str | None:
+    """The reply's fenced Python blocks as one program, or None when it holds none."""
+    blocks = [block.strip("\n") for block in FENCE.findall(reply)]
+    return "\n\n".join(blocks) if blocks else None
+
+
+def solving_program(attempt: Attempt) -> str | None:
+    """The program behind a solved answer: the answer's own, else the last one the model wrote
+    in a round of the code protocol (its earlier replies, in the answer's prompt)."""
+    replies = [m.content for m in attempt.prompt if m.role == "ai"] + [attempt.candidate]
+    for reply in reversed(replies):
+        found = program_of(reply)
+        if found is not None:
+            return found
+    return None
+
+
+def skill_text(prompt: str, program: str) -> str:
+    return f"Task it solved:\n{prompt}\n\n```python\n{program}\n```"
+
+
+def numbered(texts: Sequence[str]) -> str:
+    return "\n\n".join(f"Skill {n}:\n{t}" for n, t in enumerate(texts, 1))
+
+
+async def shown(trial: Trial, episode: int) -> list[Recalled]:
+    return await trial.recall(episode, Kind.SKILL)
+
+
+async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
+    solved = attempts[-1]
+    program = solving_program(solved) if solved.score.solved else None
+    if program is not None:  # only a program behind an answer its visible check passed
+        await trial.keep(Kind.SKILL, skill_text(trial.task.prompt, program), solved)
+
+
+async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:
+    """Each skill shown for `attempt` gains a vote if it passed its check, loses one if not."""
+    lessons = [r.reflection for r in shown if r.reflection.kind == Kind.SKILL]
+    if not lessons:
+        return
+    op = "upvote" if attempt.score.solved else "downvote"
+    edits = [BoardEdit(op, lesson.id) for lesson in lessons]
+    await trial.revise(Kind.SKILL, edits, attempt.episode, among=lessons)
+
+
+SKILLS = Lessons(Kind.SKILL, HEADER, place="before_task", body=numbered, board=RULES)
+DESIGN = Design(SKILLS, shown, learn, reused)
+run, with_reflexion = both(DESIGN)
