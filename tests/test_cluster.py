@@ -180,7 +180,9 @@ def test_a_killed_worker_loses_no_trial_and_doubles_none(cluster: Any, tmp_path:
         "--out",
         str(out),
     ]
-    with StubServer(answer, delay_s=0.4) as stub:
+    # subtle: each call waits 1 s, so two workers are often mid-call at once even on a loaded
+    # machine (at 0.4 s a loaded run once finished before both were seen in flight)
+    with StubServer(answer, delay_s=1.0) as stub:
         model = ["--model", f"openai-compatible:{stub.url}#m"]
         on_ray = ["--executor", "ray", "--ray-address", cluster.address]
         command = [sys.executable, "-m", "reflexion", "compare", *args, *model, *on_ray]
