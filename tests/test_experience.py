@@ -292,3 +292,20 @@ def test_a_strategy_of_your_own_keeps_and_recalls_a_kind_of_its_own(tmp_path: Pa
     recalls = steps(tmp_path / "run", "recall")
     assert [len(s["data"]["hits"]) for s in recalls] == [0, 1]
     assert all(s["data"]["kind"] == "note" for s in recalls)
+
+
+def test_insights_contrasts_a_failure_with_its_success_and_asks_no_comparison_of_one() -> None:
+    """ExpeL contrasts a failure with a success of the same task; with one failed attempt there
+    is nothing to compare, and the curator is not asked to."""
+    from reflexion.core.records import Attempt, Score, Task
+    from reflexion.strategies import insights
+
+    task = Task("k0", "Use the word apple.")
+    failed = Attempt(1, "pear", Score(0.0, False, "missing: apple"))
+    solved = Attempt(2, "apple", Score(1.0, True, "all words used"))
+    alone = insights.request(task, "(attempts)", [failed], [])
+    pair = insights.request(task, "(attempts)", [failed, solved], [])
+    both_failed = insights.request(task, "(attempts)", [failed, failed], [])
+    assert "Look at the failed attempt above." in alone and "Compare" not in alone
+    assert "Compare the failed attempt with the one that succeeded" in pair
+    assert "Compare the attempts above." in both_failed

@@ -1,8 +1,10 @@
 """`insights` (ExpeL, Zhao et al., AAAI 2024): one shared list of rules, in every prompt. After
-a task that failed at least once, the model compares its failed and successful attempts (or,
-combined with Reflexion, a failure and its reflection shows in the attempts' prompts) and edits
-the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A new rule starts with 2 votes, and a
-rule whose votes fall to 0 drops out. Every edit is kept in the rule's history.
+a task that failed at least once, the model contrasts its first failed attempt with the one
+that succeeded (as ExpeL does), or two failures, or, with one attempt, looks at that failure
+alone, with no comparison asked (combined with Reflexion, a failure's reflection shows in the
+attempts' prompts); then it edits the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A
+new rule starts with 2 votes, and a rule whose votes fall to 0 drops out. Every edit is kept in
+the rule's history.
 
 The rules go in the system message (the same for every task, so the prefix cache keeps them),
 numbered, most votes first; the list holds at most 10 of this run's rules, each of at most 300
@@ -28,7 +30,7 @@ from reflexion.strategies.learning import Board, Design, Distill, Lessons, both
 HEADER = "Rules learned from earlier tasks. Apply the ones that fit this task:"
 SYSTEM = "You keep a short list of general rules that help solve tasks of one kind."
 REQUEST = (
-    "Compare the attempts above. Change the rules so that an attempt at a DIFFERENT task of "
+    "{opening} Change the rules so that an attempt at a DIFFERENT task of "
     "this kind avoids what went wrong (or repeats what worked). Reply with at most 3 lines, "
     "each one of these forms:\n"
     "ADD: <a new general rule, in one sentence>\n"
@@ -52,7 +54,22 @@ def request(
     task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
 ) -> str:
     rules = numbered([r.text for r in board]) or "(none yet)"
-    return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{REQUEST}"
+    asked = REQUEST.format(opening=opening(attempts))
+    return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{asked}"
+
+
+def opening(attempts: Sequence[Attempt]) -> str:
+    """What to look at: as ExpeL, a failure against the success that followed it; two failures
+    compared; or one failure alone, with no comparison asked when there is nothing to compare.
+
+    >>> opening([])
+    'Look at the failed attempt above.'
+    """
+    if len(attempts) < 2:
+        return "Look at the failed attempt above."
+    if attempts[-1].score.solved:
+        return "Compare the failed attempt with the one that succeeded, above."
+    return "Compare the attempts above."
 
 
 def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
