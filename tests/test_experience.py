@@ -309,3 +309,22 @@ def test_insights_contrasts_a_failure_with_its_success_and_asks_no_comparison_of
     assert "Look at the failed attempt above." in alone and "Compare" not in alone
     assert "Compare the failed attempt with the one that succeeded" in pair
     assert "Compare the attempts above." in both_failed
+
+
+def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:
+    """StreamBench's Self-StreamICL places the most similar shot last; recall gives them most
+    similar first, and a bound on memory still drops the least similar."""
+    from reflexion.actor.memory_text import place
+    from reflexion.core.records import Kind, Reflection
+
+    def shot(n: int) -> Reflection:
+        text = f"Task:\nt{n}\n\nSolution:\ns{n}"
+        return Reflection(
+            f"e{n}", text, "r", "exemplars", "e", f"t{n}", 0, 1, 1.0, 0.0, kind=Kind.EXEMPLAR.value
+        )
+
+    block = place([shot(1), shot(2), shot(3)], tokens=1000).before_task
+    assert block.index("s3") < block.index("s2") < block.index("s1")  # nearest (s1) last
+    assert block.rstrip().endswith("s1")
+    cut = place([shot(1), shot(2), shot(3)], tokens=12).before_task
+    assert "s1" in cut and "s3" not in cut  # the bound drops the least similar

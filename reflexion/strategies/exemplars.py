@@ -1,6 +1,7 @@
 """`exemplars` (Self-StreamICL, from StreamBench, Wu et al. 2024): a task solved by its visible
 signal stores its prompt and its solution (for a game, its trajectory); a new task recalls the
-k most similar as worked examples, numbered, before the task. No extra model call: the memory
+k most similar as worked examples, numbered, before the task, the most similar last (nearest the
+task), as StreamBench places them. No extra model call: the memory
 is the model's own answers that its check passed.
 
     >>> exemplar_text("Add 2 and 3.", "5")
@@ -23,7 +24,14 @@ def exemplar_text(prompt: str, solution: str) -> str:
 
 
 def examples(texts: Sequence[str]) -> str:
-    return "\n\n".join(f"Example {n}:\n{t}" for n, t in enumerate(texts, 1))
+    """The shots, most similar LAST, nearest the task, as StreamBench places them (`texts` come
+    most similar first).
+
+    >>> examples(["nearest", "farther"]).splitlines()[-1]
+    'nearest'
+    """
+    shots = list(reversed(texts))
+    return "\n\n".join(f"Example {n}:\n{t}" for n, t in enumerate(shots, 1))
 
 
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
