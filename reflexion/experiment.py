@@ -99,6 +99,7 @@ async def arun(
     progress: bool = False,
     echo: Callable[[str], None] | None = None,
     report: bool = True,
+    curator: BaseChatModel | None = None,
 ) -> Results:
     """Run (or resume) every trial of `config`, then, with `report`, write the comparison into
     the run folder as `reflexion compare` does. Inside a running event loop (Jupyter, an async
@@ -107,14 +108,15 @@ async def arun(
     Objects may stand in for names in the config: `model` for `--model`, `env` for `--env`,
     `memory` for the memory backend of every strategy that keeps lessons, `actor` (an Actor, or
     a function of the seed that makes one) for the model's roles, and `strategies` for
-    strategies not in the registry (named in `config.strategies`, or all run when it is empty).
+    strategies not in the registry (named in `config.strategies`, or all run when it is empty),
+    and `curator` for `--curator-model` (the model that writes the memory for other tasks).
     `echo=print` prints what the run loaded and what a resumed run found done, as it starts.
 
     >>> results = run(RunConfig(env="quadratic", strategies=("single",)))   # doctest: +SKIP
     >>> len(results), results.files[0].name                                 # doctest: +SKIP
     (8, 'comparison.json')
     """
-    given = Injected(model, env, memory, actor, tuple(strategies))
+    given = Injected(model, env, memory, actor, tuple(strategies), curator)
     done = await execute(config, given, progress, echo)
     return await asyncio.to_thread(compared, done, report)  # plotting takes a second or two
 

@@ -425,3 +425,13 @@ def test_a_collection_name_chroma_would_refuse_is_one_line(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert "--collection: expected a collection name" in err and "'a b'" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_an_unknown_curator_model_is_one_line_naming_its_option(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["compare", "--env", "game24:1", "--strategies", "insights", "--no-progress"]
+    argv += ["--model", "smollm2-135m", "--curator-model", "nonsense", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("reflexion: error: unknown --curator-model 'nonsense'")
+    assert len(err.splitlines()) == 1 and not out.exists()  # refused before anything is written

@@ -346,3 +346,28 @@ def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:
     assert block.rstrip().endswith("s1")
     cut = place([shot(1), shot(2), shot(3)], tokens=12).before_task
     assert "s1" in cut and "s3" not in cut  # the bound drops the least similar
+
+
+def test_a_curator_model_writes_the_rules_that_the_answering_model_uses(tmp_path: Path) -> None:
+    """--curator-model (ExpeL, MemP): one model writes the memory for other tasks, another
+    answers with it. The answering model never gets a distill prompt; its calls and the
+    curator's count in the trial's cost alike."""
+    answering = scripted(["apple", "apple river", "cloud stone"])
+    curator = scripted(["ADD: Use every listed word."])
+    config = RunConfig(
+        env="keywords",
+        strategies=("insights",),
+        out=str(tmp_path / "run"),
+        episodes=2,
+        embedder="hash-64",
+        order="stream",
+    )
+    results = run(config, model=answering, curator=curator, env=KeywordEnv())
+    asked = ["\n".join(str(m.content) for m in p) for p in answering.prompts]
+    curated = ["\n".join(str(m.content) for m in p) for p in curator.prompts]
+    assert len(curated) == 1 and "Change the rules" in curated[0]
+    assert not any("Change the rules" in p for p in asked)
+    assert "1. Use every listed word." in asked[-1]  # the curator's rule, shown to the answerer
+    [rule] = [r for r in stored(tmp_path / "run") if r.kind == "rule"]
+    assert rule.text == "Use every listed word."
+    assert sum(r.llm_calls for r in results) == 4  # 3 answers and 1 curator call

@@ -103,6 +103,7 @@ class ChatActor:
         memory_tokens: int = prompts.MEMORY_TOKENS,
         programs: Callable[[Task, str], str | None] | None = None,
         code_rounds: int = 0,
+        curator: BaseChatModel | None = None,
     ) -> None:
         self.memory_tokens = memory_tokens  # the bound on memory text in one prompt
         self.model = model
@@ -114,6 +115,7 @@ class ChatActor:
         self.retry = retry or RetryPolicy()
         self.programs = programs  # the env's run_program (see _answer), or None: no rounds
         self.code_rounds = code_rounds
+        self.curator = curator  # writes the memory for other tasks (distill); None: `model`
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
@@ -188,7 +190,7 @@ class ChatActor:
         """Experience for other tasks from this task's attempts, asked in the words of the design
         whose lessons are of `kind` (reflexion.actor.prompts.distill_messages)."""
         msgs = prompts.distill_messages(task, kind, attempts, board)
-        return await self._call("distill", msgs)
+        return await self._call("distill", msgs, model=self.curator)
 
     async def propose(self, task: Task, sample: int) -> Call:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's
@@ -208,16 +210,22 @@ class ChatActor:
         return dataclasses.replace(call, output=structured.lesson_text(call.output))
 
     async def _call(
-        self, role: str, messages: list[BaseMessage], sampling: dict[str, Any] | None = None
+        self,
+        role: str,
+        messages: list[BaseMessage],
+        sampling: dict[str, Any] | None = None,
+        model: BaseChatModel | None = None,
     ) -> Call:
         params: dict[str, Any] = {"max_tokens": self.max_tokens[role], "temperature": 0.0}
         params |= sampling or {}
         prompt = tuple(Message(m.type, m.text) for m in messages)
+        chat = model or self.model
         if self.cache is None or params["temperature"] > 0:
-            return await self._invoke(role, prompt, messages, params)
-        key = json.dumps([[m.role, m.content] for m in prompt] + [params])
+            return await self._invoke(role, prompt, messages, params, chat)
+        # subtle: which model answers is part of the key (a curator's reply is not the model's)
+        key = json.dumps([[m.role, m.content] for m in prompt] + [params, id(chat)])
         call, reused = await self.cache.get_or_call(
-            key, lambda: self._invoke(role, prompt, messages, params)
+            key, lambda: self._invoke(role, prompt, messages, params, chat)
         )
         if not reused:
             return call
@@ -239,9 +247,10 @@ class ChatActor:
         prompt: tuple[Message, ...],
         msgs: list[BaseMessage],
         params: dict[str, Any],
+        chat: BaseChatModel,
     ) -> Call:
         start = time.perf_counter()
-        bound, config = self.model.bind(**params), tracing_config(role)
+        bound, config = chat.bind(**params), tracing_config(role)
         outcome = await self.retry.call(lambda: bound.ainvoke(msgs, config=config))
         latency, reply = time.perf_counter() - start, outcome.value
         if reply is None:

@@ -43,6 +43,7 @@ def check(config: RunConfig, given: Injected) -> None:
     from reflexion.strategies import RUN_MEMORY, parse_strategies
 
     passed = {"env": given.env, "model": given.model, "memory": given.memory, "actor": given.actor}
+    passed["curator"] = given.curator
     objects = [name for name, value in passed.items() if value is not None]
     if objects or given.strategies:
         what = ", ".join(objects + (["strategies"] if given.strategies else []))

@@ -89,6 +89,13 @@ class RunConfig(Record):
         result=True,
         group=MODEL,
     )
+    curator_model: str | None = setting(
+        help="a model that writes the memory for other tasks (the distill role: rules, the "
+        "cheatsheet, items) while --model answers, as in ExpeL and MemP, where a stronger "
+        "model writes what a weaker one uses; the same names as --model (default: --model)",
+        result=True,
+        group=MODEL,
+    )
     speculative: str = setting(
         "none",
         help="speculative decoding of a local model: none; ngram (drafts from text in the "

@@ -63,6 +63,7 @@ class Injected:
     memory: Memory | None = None  # used by every strategy that keeps lessons
     actor: Actor | ActorFor | None = None
     strategies: Sequence[Strategy] = ()
+    curator: BaseChatModel | None = None  # writes the memory for other tasks (--curator-model)
 
 
 @dataclass
@@ -277,7 +278,8 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
         if isinstance(model, Preloadable):
             with timed(loads, f"model {config.model}"):
                 model.load()  # e.g. the local model: fail on a bad file before any trial starts
-        chat = _chat_actors(model, config, env)
+        curator = _curator(config, given, loads)
+        chat = _chat_actors(model, config, env, curator)
         if isinstance(env, InteractiveEnv):  # each candidate is a rollout of the game
             from reflexion.actor.rollout import RolloutActor
 
@@ -289,12 +291,33 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
     return env.actor
 
 
+def _curator(
+    config: RunConfig, given: Injected, loads: dict[str, float]
+) -> BaseChatModel | None:
+    """The model that writes the memory for other tasks, when it is not --model's."""
+    if given.curator is not None or config.curator_model is None:
+        return given.curator
+    from reflexion.models.registry import load_model
+
+    with timed(loads, f"curator {config.curator_model}"):
+        try:
+            curator = load_model(config.curator_model, "none")
+        except UsageError as exc:  # its message names --model: say which option it was
+            msg = str(exc).replace("--model", "--curator-model", 1)
+            raise UsageError(msg) from None
+        if isinstance(curator, Preloadable):
+            curator.load()
+    return curator
+
+
 def _on_the_workers(seed: int) -> Actor:
     msg = "with --executor ray the trials run on the workers (reflexion.runner.cluster)"
     raise RuntimeError(msg)
 
 
-def _chat_actors(model: BaseChatModel, config: RunConfig, env: Env) -> Callable[[int], ChatActor]:
+def _chat_actors(
+    model: BaseChatModel, config: RunConfig, env: Env, curator: BaseChatModel | None = None
+) -> Callable[[int], ChatActor]:
     from reflexion.actor import CODE_ROLES, CODE_TOKENS
     from reflexion.actor.backoff import RetryPolicy
     from reflexion.actor.chat import CallCache, ChatActor
@@ -316,6 +339,7 @@ def _chat_actors(model: BaseChatModel, config: RunConfig, env: Env) -> Callable[
         memory_tokens=config.memory_tokens,
         programs=programs,
         code_rounds=config.code_rounds if programs is not None else 0,
+        curator=curator,
     )
 
 
