@@ -116,24 +116,6 @@ def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) ->
     assert len(steps(folder, "unparsed")) == 1
 
 
-def test_bank_merges_an_item_that_copies_a_kept_one_instead_of_storing_it_again(
-    tmp_path: Path,
-) -> None:
-    """ReasoningBank consolidates: the second task's item is the first's again, so it joins
-    that item's provenance, and the bank holds one item, not two copies."""
-    item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
-    _, _, folder = stream(tmp_path, "bank", ["apple", item, "cloud", item], 1)
-    [kept] = stored(folder)
-    assert kept.kind == "item"
-    first, second = steps(folder, "remember")
-    assert "merged_into" not in first["data"]
-    assert second["data"]["merged_into"] == kept.id == first["data"]["id"]
-    assert second["data"]["similarity"] >= 0.9
-    with ChromaMemory.open(folder / "memory") as memory:
-        [merged] = memory.merged_from(kept.id)
-    assert (merged["id"], merged["task_id"]) == (second["data"]["id"], "k1")  # its provenance
-
-
 def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:
     _, _, folder = stream(tmp_path, "exemplars", ["apple river", "cloud stone"], frozen_memory=True)
     assert stored(folder) == []

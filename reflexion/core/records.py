@@ -131,25 +131,24 @@ class Turn(Record):
 
 class Kind(StrEnum):
     """What a lesson is. A `reflection` is one task's own failure note (Reflexion); the others
-        are experience meant for OTHER tasks, each the lesson of one design, whose module says all
-        it means (reflexion.strategies): a solved task's prompt and solution (`exemplar`), a program
-    that solved a task, kept verbatim (`skill`), a rule of
-        a shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
-        Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank). Listed in
-        the order their blocks take in a prompt.
+    are experience meant for OTHER tasks, each the lesson of one design, whose module says all it
+    means (reflexion.strategies): a solved task's prompt and solution (`exemplar`), a rule of a
+    shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
+    Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank), a program
+    that solved a task, kept verbatim (`skill`). Listed in the order their blocks take in a prompt.
 
-        A StrEnum, so stored lessons and the trace hold the same plain strings:
+    A StrEnum, so stored lessons and the trace hold the same plain strings:
 
-        >>> Kind("rule") is Kind.RULE, Kind.RULE == "rule", f"{Kind.RULE}", Kind.RULE.own
-        (True, True, 'rule', False)
+    >>> Kind("rule") is Kind.RULE, Kind.RULE == "rule", f"{Kind.RULE}", Kind.RULE.own
+    (True, True, 'rule', False)
     """
 
     REFLECTION = "reflection"
     EXEMPLAR = "exemplar"
-    SKILL = "skill"
     RULE = "rule"
     CHEATSHEET = "cheatsheet"
     ITEM = "item"
+    SKILL = "skill"
 
     @property
     def own(self) -> bool:

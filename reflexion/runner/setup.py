@@ -291,9 +291,7 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
     return env.actor
 
 
-def _curator(
-    config: RunConfig, given: Injected, loads: dict[str, float]
-) -> BaseChatModel | None:
+def _curator(config: RunConfig, given: Injected, loads: dict[str, float]) -> BaseChatModel | None:
     """The model that writes the memory for other tasks, when it is not --model's."""
     if given.curator is not None or config.curator_model is None:
         return given.curator

@@ -1,8 +1,7 @@
 """`bank` (ReasoningBank, Ouyang et al. 2025): after every task, success or failure, the model
 distills at most two items (a title, when it applies, what to do) from its final attempt and
 the visible verdict; a new task recalls the k most similar items by embedding, listed before
-the task. An item at least DEDUP similar (by embedding) to one already kept is merged into it,
-its provenance added, instead of being stored again, as ReasoningBank consolidates its bank.
+the task.
 
     >>> parse_items("TITLE: Signs\\nWHEN: subtracting\\nDO: check the order.\\nTITLE: x")
     (['Signs. When: subtracting. Do: check the order.'], 1)
@@ -26,10 +25,6 @@ REQUEST = (
 )
 FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_ITEMS = 2
-# cosine similarity at which a new item copies a kept one: one run built 51 near-copies of one
-# note without it (docs/results). With MiniLM, two paraphrases of one note scored 0.90 and 0.96,
-# and an unrelated note 0.55 (a check of 4 pairs, not a tuning)
-DEDUP = 0.9
 DO_CHARS = 400
 
 
@@ -83,7 +78,6 @@ ITEMS = Lessons(
     place="before_task",
     body=bulleted,
     distill=Distill(SYSTEM, request),
-    dedup=DEDUP,
 )
 DESIGN = Design(ITEMS, shown, learn)
 run, with_reflexion = both(DESIGN)

@@ -73,7 +73,6 @@ class Lessons:
     body: Callable[[Sequence[str]], str]
     distill: Distill | None = None
     board: Board | None = None
-    dedup: float | None = None  # a new lesson this similar to a kept one is merged into it
 
 
 def bulleted(texts: Sequence[str]) -> str:

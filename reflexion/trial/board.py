@@ -39,7 +39,7 @@ from reflexion.core.records import (
     Score,
     Task,
 )
-from reflexion.strategies import LESSONS, board_rules
+from reflexion.strategies import board_rules
 from reflexion.strategies.learning import Board
 from reflexion.trial.provenance import provenance
 from reflexion.trial.settings import TrialSettings
@@ -100,27 +100,24 @@ class Experience:
         if self.settings.frozen_memory:
             self.log(attempt.episode, "remember", output="", data={"frozen": True, "kind": kind})
             return None
-        twin = await self._twin(kind, lesson)
-        # the trace line first, as for a reflection: a resume drops what a cut-off trial kept
-        data: dict[str, Any] = {"id": lesson.id, "kind": kind}
-        if twin is not None:  # a near-copy of a kept lesson: its provenance joins that one
+        return await self.store(lesson, None, {"id": lesson.id, "kind": kind})
+
+    async def store(
+        self, lesson: Reflection, twin: Recalled | None, data: dict[str, Any]
+    ) -> Reflection:
+        """Add `lesson` to the memory, or merge it into `twin`, a kept near-copy (its provenance
+        joins that lesson's); a reflection and a design's lesson alike. The trace line comes
+        first: if we die between the two, the resumed run sees the id in the set-aside trace and
+        deletes it, where the other order could leave a stray lesson."""
+        assert self.memory is not None
+        if twin is not None and isinstance(self.memory, Merging):
             data |= {"merged_into": twin.reflection.id, "similarity": twin.similarity}
-        self.log(attempt.episode, "remember", output=lesson.text, data=data)
+        self.log(lesson.episode, "remember", output=lesson.text, data=data)
         if twin is not None and isinstance(self.memory, Merging):
             await asyncio.to_thread(self.memory.merge, twin.reflection.id, lesson)
             return twin.reflection
         await asyncio.to_thread(self.memory.add, [lesson])
         return lesson
-
-    async def _twin(self, kind: Kind, lesson: Reflection) -> Recalled | None:
-        """The kept lesson of `kind` that `lesson` nearly copies, by its design's `dedup`."""
-        design = LESSONS.get(kind)
-        least = design.dedup if design is not None else None
-        if least is None or not isinstance(self.memory, Merging):
-            return None
-        scope = self.scope(lesson.episode, kind)
-        near = await asyncio.to_thread(self.memory.nearest, lesson.text, scope)
-        return near if near is not None and (near.similarity or 0.0) >= least else None
 
     async def revise(
         self,

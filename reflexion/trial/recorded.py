@@ -278,17 +278,7 @@ class RecordedTrial:
         reflection = new_reflection(who, call.output, attempt, self.task.prompt)
         data: dict[str, Any] = {"id": reflection.id}
         data |= {"flag": reflection.flag} if reflection.flag else {}
-        twin = await self._twin(reflection)
-        if twin is not None and isinstance(self.memory, Merging):  # a near-duplicate: merged
-            data |= {"merged_into": twin.reflection.id, "similarity": twin.similarity}
-        # subtle: the trace line comes first. If we die between the two, the resumed run sees the
-        # id in the set-aside trace and deletes it; the other order could leave a stray reflection.
-        self._log(attempt.episode, "remember", output=reflection.text, data=data)
-        if twin is not None and isinstance(self.memory, Merging):
-            await asyncio.to_thread(self.memory.merge, twin.reflection.id, reflection)
-            return twin.reflection
-        await asyncio.to_thread(self.memory.add, [reflection])
-        return reflection
+        return await self.experience.store(reflection, await self._twin(reflection), data)
 
     async def _twin(self, reflection: Reflection) -> Recalled | None:
         """The lesson this trial could recall next that is at least --dedup similar, if any."""
