@@ -24,7 +24,7 @@ from reflexion.core.packages import check_packages
 from reflexion.core.version import VERSION
 
 # each command's words, and the module that adds its parser (and the parsers of its kin)
-GROUPS = {
+COMMAND_MODULES = {
     "run": "run",
     "compare": "run",
     "report": "run",
@@ -52,8 +52,8 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     words = list(argv or ())
-    named = GROUPS.get(words[0]) if words else None
-    for module in [named] if named else dict.fromkeys(GROUPS.values()):
+    named = COMMAND_MODULES.get(words[0]) if words else None
+    for module in [named] if named else dict.fromkeys(COMMAND_MODULES.values()):
         adder = getattr(importlib.import_module(f"reflexion.cli.{module}"), ADDERS[module])
         if module == "memory" and len(words) > 1:
             adder(sub, words[1])  # the group's verbs live in four modules: the one asked for
