@@ -3,8 +3,9 @@ for tests that run the real CLI in a subprocess (`--model python:prompt_model:Pr
 --env python:prompt_model:WordsEnv`) and must get the same replies when a run is repeated or
 resumed. No weights, no network.
 
-The model answers each role in the form its parser reads (ADD/EDIT/UPVOTE/DOWNVOTE lines, a
-<sheet>, TITLE/WHEN/DO items, an answer using some of the listed words), choosing by a hash of
+The model answers each role in the form its parser reads (a curator's JSON object, or under
+--curation text ADD/EDIT/UPVOTE/DOWNVOTE lines, a <sheet>, TITLE/WHEN/DO items; an answer using
+some of the listed words), choosing by a hash of
 the prompt, so a stream mixes solved and failed tasks, edits and malformed lines. Any marker
 (`MARK-...` or the held-out SECRET) it sees in a prompt it copies into its reply: a leak into a
 prompt becomes a leak into the memory, where a test can find it.
@@ -19,6 +20,7 @@ prompt becomes a leak into the memory, where a test can find it.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -45,6 +47,8 @@ def _hash(text: str) -> int:
 def reply_to(prompt: str) -> str:
     """The reply to `prompt` (all of its messages' text): the same prompt, the same reply."""
     h, marks = _hash(prompt), " ".join(sorted(set(MARKER.findall(prompt))))
+    if "Reply with a JSON object" in prompt:  # a curator under --curation json (the default)
+        return _json_reply(prompt, h, marks)
     if "Change the rules so that" in prompt:
         pool = [
             f"ADD: Rule {h % 5}: use each listed word once. {marks}",
@@ -71,6 +75,30 @@ def reply_to(prompt: str) -> str:
     if "concrete plan" in prompt:
         return f"I left out a word. Plan: use every word. {marks}"
     return _answer(prompt, h, marks)
+
+
+def _json_reply(prompt: str, h: int, marks: str) -> str:
+    """A curator's JSON reply: rule or sheet operations (some naming a rule or bullet that is
+    not there; an empty board always gets an add), or items; one in 7 is no JSON at all."""
+    empty = "(none yet)" in prompt or "Current cheatsheet:\n(empty)" in prompt
+    if h % 7 == 0 and not empty:
+        return "I would rather not change anything."  # unparsed: nothing changes
+    if "Write at most 2 notes" in prompt:
+        first = {"title": f"Words {h % 4}", "when": "a list", "do": f"use each {marks}"}
+        items = [first]
+        items += [{"title": "Second", "when": "always", "do": f"check again {marks}"}] * (h % 2)
+        return json.dumps({"reason": "the words", "items": items})
+    number = "bullet" if "Update the cheatsheet" in prompt else "rule"
+    pool = [
+        {"op": "add", "text": f"Tip {h % 5}: use each listed word once. {marks}"},
+        {"op": "upvote", number: 1},
+        {"op": "edit", number: 1, "text": f"Tip {h % 7}: name every listed word. {marks}"},
+        {"op": "downvote", number: 2},
+        {"op": "remove", number: 1},
+        {"op": "edit", number: 9, "text": "one that is not there"},
+    ]
+    ops = [pool[0]] * empty + [pool[(h >> (4 * i)) % len(pool)] for i in range(1 + h % 3)]
+    return json.dumps({"reason": f"what the attempt shows {marks}", "operations": ops})
 
 
 def _answer(prompt: str, h: int, marks: str) -> str:

@@ -26,12 +26,17 @@ def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2,
         episodes=episodes,
         embedder="hash-64",
         order="stream",
-        **more,
+        **({"curation": "text"} | more),  # the free-text replies below; json: tests below
     )
     results = {r.task_id: r for r in run(config, model=model, env=KeywordEnv())}
     prompts = ["\n".join(str(m.content) for m in p) for p in model.prompts]
     assert all(SECRET not in p for p in prompts)  # the held-out check never reaches a prompt
     return results, prompts, tmp_path / "run"
+
+
+def ops(*operations: dict) -> str:
+    """A curator's JSON reply (--curation json, the default)."""
+    return json.dumps({"reason": "what the attempt shows", "operations": list(operations)})
 
 
 def steps(folder: Path, kind: str) -> list[dict]:
@@ -303,12 +308,14 @@ def test_insights_contrasts_a_failure_with_its_success_and_asks_no_comparison_of
     task = Task("k0", "Use the word apple.")
     failed = Attempt(1, "pear", Score(0.0, False, "missing: apple"))
     solved = Attempt(2, "apple", Score(1.0, True, "all words used"))
-    alone = insights.request(task, "(attempts)", [failed], [])
-    pair = insights.request(task, "(attempts)", [failed, solved], [])
-    both_failed = insights.request(task, "(attempts)", [failed, failed], [])
-    assert "Look at the failed attempt above." in alone and "Compare" not in alone
-    assert "Compare the failed attempt with the one that succeeded" in pair
-    assert "Compare the attempts above." in both_failed
+    assert insights.RULES.distill is not None
+    for request in (insights.RULES.distill.request, insights.RULES.distill.text):  # both forms
+        alone = request(task, "(attempts)", [failed], [])
+        pair = request(task, "(attempts)", [failed, solved], [])
+        both_failed = request(task, "(attempts)", [failed, failed], [])
+        assert "Look at the failed attempt above." in alone and "Compare" not in alone
+        assert "Compare the failed attempt with the one that succeeded" in pair
+        assert "Compare the attempts above." in both_failed
 
 
 def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:
@@ -335,7 +342,7 @@ def test_a_curator_model_writes_the_rules_that_the_answering_model_uses(tmp_path
     answers with it. The answering model never gets a distill prompt; its calls and the
     curator's count in the trial's cost alike."""
     answering = scripted(["apple", "apple river", "cloud stone"])
-    curator = scripted(["ADD: Use every listed word."])
+    curator = scripted([ops({"op": "add", "text": "Use every listed word."})])
     config = RunConfig(
         env="keywords",
         strategies=("insights",),
@@ -353,3 +360,94 @@ def test_a_curator_model_writes_the_rules_that_the_answering_model_uses(tmp_path
     [rule] = [r for r in stored(tmp_path / "run") if r.kind == "rule"]
     assert rule.text == "Use every listed word."
     assert sum(r.llm_calls for r in results) == 4  # 3 answers and 1 curator call
+
+
+def json_stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2):
+    return stream(tmp_path, strategy, replies, episodes, curation="json")
+
+
+def test_insights_under_json_applies_operations_and_records_an_unparsed_reply(
+    tmp_path: Path,
+) -> None:
+    """The default curation: a reason, then operations; a reply that holds no JSON object
+    changes nothing and is said in the trace."""
+    add = ops({"op": "add", "text": "Use every listed word."})
+    replies = ["apple", "apple river", add, "cloud", "cloud stone", "I will not."]
+    _, prompts, folder = json_stream(tmp_path, "insights", replies)
+    assert 'Reply with a JSON object: "reason"' in prompts[2] and "ADD:" not in prompts[2]
+    assert "1. Use every listed word." in prompts[3].split("Write one sentence")[0]
+    [rule] = [r for r in stored(folder) if r.kind == "rule"]
+    assert rule.text == "Use every listed word." and rule.votes == 2
+    assert [s["output"] for s in steps(folder, "unparsed")] == [
+        "no JSON object of operations in the reply"
+    ]
+
+
+def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
+    tmp_path: Path,
+) -> None:
+    """ACE's curation: bullets added, edited and removed by number; an operation naming a bullet
+    that is not there is skipped and said, the others applied."""
+    first = ops({"op": "add", "text": "List the words."}, {"op": "add", "text": "Use each."})
+    second = ops(
+        {"op": "edit", "bullet": 2, "text": "Use each word once."},
+        {"op": "remove", "bullet": 1},
+        {"op": "edit", "bullet": 7, "text": "not there"},
+    )
+    _, prompts, folder = json_stream(tmp_path, "cheatsheet", ["apple river", first, "x", second], 1)
+    assert "Current cheatsheet:\n[1] List the words.\n[2] Use each." in prompts[3]
+    assert "look through it for a strategy" in prompts[2]  # DC's usage instruction
+    [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
+    assert sheet.text == "[1] Use each word once."
+    [skipped] = steps(folder, "unparsed")
+    assert "'bullet': 7" in skipped["output"]
+    assert main(["memory", "history", str(folder), sheet.id]) == 0
+
+
+def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
+    """ReasoningBank's memory: items found by their task's question; the same note from a later
+    task is not stored again (the trace names the one it copies)."""
+    note = {"title": "All the words", "when": "a task lists words", "do": "use each one"}
+    reply = json.dumps({"reason": "a word was missing", "items": [note]})
+    _, prompts, folder = json_stream(tmp_path, "bank", ["apple", reply, "cloud", reply], 1)
+    assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
+    [item] = stored(folder)
+    assert item.key == "Write one sentence using the words: apple, river."
+    copies = [s for s in steps(folder, "remember") if s["data"].get("duplicate_of")]
+    assert [c["data"]["duplicate_of"] for c in copies] == [item.id]
+
+
+def test_exemplars_are_found_by_their_question(tmp_path: Path) -> None:
+    _, _, folder = stream(tmp_path, "exemplars", ["apple river", "cloud stone"])
+    assert [r.key for r in stored(folder)] == [
+        "Write one sentence using the words: apple, river.",
+        "Write one sentence using the words: cloud, stone.",
+    ]
+
+
+def test_a_curator_is_held_to_its_schema_where_the_runtime_allows() -> None:
+    """The local model gets the design's JSON schema (llama.cpp's grammar); the schema allows
+    only operations the board can take (no edit of an empty list); answers stay free."""
+    import asyncio
+
+    from reflexion.actor.chat import ChatActor
+    from reflexion.core.records import Attempt, Kind, Score, Task
+
+    class SchemaModel(type(scripted([]))):  # type: ignore[misc]
+        takes_json_schema: bool = True
+        bound: list = []
+
+        def bind(self, **kwargs):  # type: ignore[no-untyped-def]
+            self.bound.append(kwargs)
+            return super().bind(**{k: v for k, v in kwargs.items() if k != "json_schema"})
+
+    model = SchemaModel(messages=iter([]), prompts=[])
+    model.messages = scripted([ops({"op": "add", "text": "Check."}), "answer"]).messages
+    actor = ChatActor(model)
+    task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
+    asyncio.run(actor.distill(task, Kind.RULE, [failed], []))
+    asyncio.run(actor.generate(task, (), sample=0))
+    schema = model.bound[0]["json_schema"]
+    assert list(schema["properties"]) == ["reason", "operations"]  # the reason first
+    assert schema["properties"]["operations"]["items"]["properties"]["op"] == {"const": "add"}
+    assert "json_schema" not in model.bound[1]  # the answer is not constrained

@@ -31,7 +31,7 @@ def stream(tmp_path: Path, strategy: str, model: BaseChatModel, env: Any, **more
         out=str(tmp_path / "run"),
         embedder="hash-64",
         order="stream",
-        **({"episodes": 2} | more),
+        **({"episodes": 2, "curation": "text"} | more),
     )
     run(config, model=model, env=env)
     return tmp_path / "run"

@@ -27,6 +27,7 @@ def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2)
         episodes=episodes,
         embedder="hash-64",
         order="stream",
+        curation="text",
     )
     run(config, model=scripted(replies), env=KeywordEnv())
     return tmp_path / strategy

@@ -199,7 +199,9 @@ def test_insights_learns_a_rule_from_one_game_and_the_next_game_plays_with_it(
 ) -> None:
     """A design that learns across tasks, on games: the first game's trajectory goes to the
     distill prompt, and the rule it adds is in the system message of every step of the next."""
-    replies = ["look"] * 5 + ["ADD: Read the goal, then act on it."] + ["look"] * 5 + ["UPVOTE 1"]
+    add = '{"reason": "I looked only.", "operations": [{"op": "add", "text": "Read the goal."}]}'
+    upvote = '{"reason": "It held.", "operations": [{"op": "upvote", "rule": 1}]}'
+    replies = ["look"] * 5 + [add] + ["look"] * 5 + [upvote]
     model = scripted(replies)
     config = RunConfig(
         env="textworld",
@@ -215,7 +217,7 @@ def test_insights_learns_a_rule_from_one_game_and_the_next_game_plays_with_it(
     assert "> look" in distill and "failed the check: Not won after 5 actions" in distill
     first, second = model.prompts[0], model.prompts[6]
     assert "Rules learned" not in str(first[0].content)
-    assert str(second[0].content).endswith("1. Read the goal, then act on it.")  # the system
+    assert str(second[0].content).endswith("1. Read the goal.")  # the system message
     steps = RunFolder(tmp_path / "run").steps()
     assert [s.data.get("memory_tokens", 0) > 0 for s in steps if s.kind == "generate"] == [
         False,

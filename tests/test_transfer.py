@@ -36,14 +36,16 @@ WEAKER = "python:test_transfer:weaker"
 
 def learner() -> CountingModel:
     """Fails k0 once, then passes, then adds a rule to the insights list."""
-    model = scripted(["apple", "apple river", f"ADD: {RULE}"])
+    add = {"op": "add", "text": RULE}
+    model = scripted(["apple", "apple river", json.dumps({"reason": "", "operations": [add]})])
     MADE["learner"].append(model)
     return model
 
 
 def part_b() -> CountingModel:
     """Fails k1 once, then passes, then asks to change the list (a frozen run must not)."""
-    model = scripted(["cloud", "cloud stone", "UPVOTE 1\nADD: Another rule."])
+    edits = [{"op": "upvote", "rule": 1}, {"op": "add", "text": "Another rule."}]
+    model = scripted(["cloud", "cloud stone", json.dumps({"reason": "", "operations": edits})])
     MADE["part_b"].append(model)
     return model
 

@@ -183,6 +183,7 @@ def kinds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             embedder="hash-64",
             order="stream",
             concurrency=1,
+            curation="text",
         )
         run(config, model=scripted(replies), env=KeywordEnv())
     return out

@@ -49,6 +49,8 @@ def to_metadata(r: Reflection) -> Metadata:
         meta["kind"] = r.kind
     if r.votes:
         meta["votes"] = int(r.votes)
+    if r.key:
+        meta["key"] = r.key
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
         # subtle: Chroma 1.5.9 returns about a third of floats one ulp off and silently drops
         # inf/nan. The number stays for filtering; the exact value, read back, is its repr.
@@ -81,6 +83,7 @@ def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
             flag=str(meta.get("flag", "")),
             kind=str(meta.get("kind", REFLECTION)),
             votes=int(meta.get("votes", 0)),
+            key=str(meta.get("key", "")),
         )
         for rid, doc, meta in zip(res["ids"], documents, metadatas, strict=True)
     ]

@@ -187,14 +187,15 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
 
     def add(self, reflections: Sequence[Reflection]) -> None:
         """Store reflections; an id already stored is overwritten (upsert), so adding is
-        idempotent.
+        idempotent. Each is found by its `key` where it has one (its task's question), else by
+        its text.
 
             >>> m.add([reflection])  # doctest: +SKIP
         """
         # Chroma rejects a batch that repeats an id; the last one wins, as with a second add.
         unique = list({r.id: r for r in reflections}.values())
         if unique:
-            self.add_embedded(unique, self._embed([r.text for r in unique]))
+            self.add_embedded(unique, self._embed([r.key or r.text for r in unique]))
 
     def add_embedded(self, reflections: Sequence[Reflection], vectors: Sequence[Any]) -> None:
         """Store reflections with vectors made elsewhere, one per reflection (ids unique), by

@@ -46,6 +46,7 @@ from reflexion.core.records import (
     Task,
     Turn,
 )
+from reflexion.strategies import LESSONS
 from reflexion.trial.recorded import CALL_INFO
 
 MAX_OUTPUT_CHARS = 100_000  # a runaway answer must not fill the trace, the memory or a prompt
@@ -104,6 +105,7 @@ class ChatActor:
         programs: Callable[[Task, str], str | None] | None = None,
         code_rounds: int = 0,
         curator: BaseChatModel | None = None,
+        curation: str = "json",
     ) -> None:
         self.memory_tokens = memory_tokens  # the bound on memory text in one prompt
         self.model = model
@@ -116,6 +118,7 @@ class ChatActor:
         self.programs = programs  # the env's run_program (see _answer), or None: no rounds
         self.code_rounds = code_rounds
         self.curator = curator  # writes the memory for other tasks (distill); None: `model`
+        self.curation = curation  # json (held to the design's schema) or text (free lines)
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
@@ -188,9 +191,13 @@ class ChatActor:
         self, task: Task, kind: Kind, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> Call:
         """Experience for other tasks from this task's attempts, asked in the words of the design
-        whose lessons are of `kind` (reflexion.actor.prompts.distill_messages)."""
-        msgs = prompts.distill_messages(task, kind, attempts, board)
-        return await self._call("distill", msgs, model=self.curator)
+        whose lessons are of `kind` (reflexion.actor.prompts.distill_messages); under --curation
+        json the reply is held to the design's schema where the model's runtime allows."""
+        msgs = prompts.distill_messages(task, kind, attempts, board, self.curation)
+        asked, chat = LESSONS[kind].distill, self.curator or self.model
+        held = asked is not None and self.curation == "json"
+        params = structured.schema_params(chat, asked.schema(board)) if asked and held else None
+        return await self._call("distill", msgs, params, model=self.curator)
 
     async def propose(self, task: Task, sample: int) -> Call:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's

@@ -108,15 +108,19 @@ def proactive_messages(task: Task) -> list[BaseMessage]:
 
 
 def distill_messages(
-    task: Task, kind: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    task: Task,
+    kind: str,
+    attempts: Sequence[Attempt],
+    board: Sequence[Reflection],
+    form: str = "json",
 ) -> list[BaseMessage]:
     """The distill prompt of the design whose lessons are of `kind` (its module holds the
     words): its system message, then its request around the attempts, each with the VISIBLE
-    verdict of its check.
+    verdict of its check; `form` "json" asks for its JSON object, "text" for free-text lines.
 
     >>> from reflexion.core.records import Score
     >>> failed = Attempt(1, "x = 1", Score(0.0, False, "expected 2"))
-    >>> msgs = distill_messages(Task("t", "Set x to 2."), "rule", [failed], [])
+    >>> msgs = distill_messages(Task("t", "Set x to 2."), "rule", [failed], [], "text")
     >>> "ADD:" in msgs[-1].content and "(none yet)" in msgs[-1].content
     True
     """
@@ -125,7 +129,8 @@ def distill_messages(
         msg = f"no distill prompt for lessons of kind {str(kind)!r}"
         raise ValueError(msg)
     shown = "\n\n".join(_attempt(a, n) for n, a in enumerate(attempts, 1))
-    request = lessons.distill.request(task, shown, attempts, board)
+    asking = lessons.distill.request if form == "json" else lessons.distill.text
+    request = asking(task, shown, attempts, board)
     return [SystemMessage(lessons.distill.system), HumanMessage(request)]
 
 

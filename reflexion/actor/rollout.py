@@ -82,6 +82,11 @@ class RolloutActor:
     def __init__(self, actor: ChatActor, env: InteractiveEnv) -> None:
         self.actor, self.env = actor, env
 
+    @property
+    def curation(self) -> str:
+        """How the chat actor asks a curator for memory (json or text)."""
+        return self.actor.curation
+
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         """A play with the lessons placed as in any prompt (reflexion.actor.memory_text): the
         boards after the system prompt, examples and notes before the goal, the task's own

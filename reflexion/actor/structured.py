@@ -1,9 +1,16 @@
-"""Structured reflections (`--reflection structured`): the reflect prompt asks for a short JSON
+"""Replies held to a JSON schema: structured reflections, and the curators' memory writes.
+
+Structured reflections (`--reflection structured`): the reflect prompt asks for a short JSON
 object (diagnosis, fix, failing_test). A local model is held to it by the runtime's JSON-schema
 support (llama.cpp turns the schema into a grammar); any other model's reply is parsed
 tolerantly (code fences, text around the object, single quotes). The stored lesson is the
 rendered text, so recall, memory and the web page read it like any other lesson; a reply that
 holds no such object is kept as it came.
+
+A curator's reply (`--curation json`, the default: insights, cheatsheet, bank) is held to its
+design's schema the same way (`schema_params`: a grammar for the local model, structured output
+for an OpenAI model), and read strictly by the design (reflexion.strategies.learning's
+`json_object`: the first JSON object in it, or None).
 
     >>> render(parse('```json {"diagnosis": "off by one", "fix": "use <="} ```'))
     'Diagnosis: off by one\\nFix: use <='
@@ -16,6 +23,10 @@ import contextlib
 import json
 import re
 from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from reflexion.core.protocols import JsonSchemaModel
 
 FIELDS = ("diagnosis", "fix", "failing_test")
 LABELS = {"diagnosis": "Diagnosis", "fix": "Fix", "failing_test": "Failing test"}
@@ -66,3 +77,15 @@ def render(fields: dict[str, str] | None) -> str:
 def lesson_text(reply: str) -> str:
     """What is stored for a structured reply: the rendered fields, or the reply as it came."""
     return render(parse(reply)) or reply
+
+
+def schema_params(model: BaseChatModel, schema: dict[str, Any]) -> dict[str, Any]:
+    """What to bind to `model` so its runtime holds the reply to `schema`: llama.cpp's
+    `json_schema` (a grammar) for the local model, OpenAI's structured output for an OpenAI
+    chat model, nothing for any other (its reply is read strictly, and a failure recorded)."""
+    if isinstance(model, JsonSchemaModel):
+        return {"json_schema": schema}
+    if type(model).__module__.startswith("langchain_openai"):
+        spec = {"name": "memory_edit", "schema": schema, "strict": False}
+        return {"response_format": {"type": "json_schema", "json_schema": spec}}
+    return {}

@@ -215,7 +215,11 @@ class Revising(Protocol):
 class Distilling(Protocol):
     """An actor that can turn a task's attempts into experience for other tasks (a chat-model
     actor): one call, in the words of the design whose lessons are of `kind` (rule edits, a
-    rewritten cheatsheet, distilled items). `board` is the current rules or sheet."""
+    rewritten cheatsheet, distilled items). `board` is the current rules or sheet. `curation`:
+    "json" (the reply is a JSON object, held to the design's schema where the model allows) or
+    "text" (free-text lines)."""
+
+    curation: str
 
     async def distill(
         self, task: Task, kind: Kind, attempts: Sequence[Attempt], board: Sequence[Reflection]
@@ -296,9 +300,11 @@ class Trial(Protocol):
 
     async def attempt(self, call: Call, episode: int) -> Attempt: ...
 
-    async def recall(self, episode: int, kind: Kind = Kind.REFLECTION) -> list[Recalled]:
-        """Lessons of `kind` for this episode: a reflection by the run's --scope; any other kind
-        from every task (it is experience for other tasks)."""
+    async def recall(
+        self, episode: int, kind: Kind = Kind.REFLECTION, k: int | None = None
+    ) -> list[Recalled]:
+        """The k (default --k) lessons of `kind` for this episode: a reflection by the run's
+        --scope; any other kind from every task (it is experience for other tasks)."""
         ...
 
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None: ...
@@ -312,9 +318,13 @@ class Trial(Protocol):
         records both verdicts, the strategy gets nothing back (`proactive`)."""
         ...
 
-    async def keep(self, kind: Kind, text: str, attempt: Attempt) -> Reflection | None:
+    async def keep(
+        self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
+    ) -> Reflection | None:
         """Store one lesson of `kind` made from `attempt` (an exemplar, an item), with its
-        provenance; None when nothing was stored (no memory, frozen, empty text)."""
+        provenance, found later by `key` (its task's question) where given, else by its text;
+        None when nothing was stored (no memory, frozen, empty text, or, with `distinct`, a kept
+        lesson found by the same key whose text is at least that similar)."""
         ...
 
     async def board(self, kind: Kind, episode: int) -> list[Reflection]:

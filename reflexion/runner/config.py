@@ -159,6 +159,17 @@ class RunConfig(Record):
         result=True,
         group=MODEL,
     )
+    curation: str = setting(
+        "json",
+        help="how a curator writes memory for other tasks (insights, cheatsheet, bank): json (a "
+        "short reason, then bounded operations in a JSON object, held to the design's schema: a "
+        "grammar for the local model, structured output for an OpenAI model; the cheatsheet is "
+        "edited by delta operations, as ACE does) or text (issue 22's free-text lines and whole "
+        "rewritten sheet). Answers are never constrained",
+        choices=("json", "text"),
+        result=True,
+        group=MODEL,
+    )
     self_tests: int = setting(
         5,
         help="most unit tests the model writes per task (--signal self-tests or both)",

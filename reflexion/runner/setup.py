@@ -338,6 +338,7 @@ def _chat_actors(
         programs=programs,
         code_rounds=config.code_rounds if programs is not None else 0,
         curator=curator,
+        curation=config.curation,
     )
 
 

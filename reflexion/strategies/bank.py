@@ -1,20 +1,38 @@
 """`bank` (ReasoningBank, Ouyang et al. 2025): after every task, success or failure, the model
 distills at most two items (a title, when it applies, what to do) from its final attempt and
-the visible verdict; a new task recalls the k most similar items by embedding, listed before
-the task.
+the visible verdict. As ReasoningBank keys its memory, an item is found by the question of the
+task it came from: a new task recalls the k items of the most similar earlier tasks, listed
+before the task. An item whose text is at least 0.9 similar (by embedding) to one kept from a
+task found by the same question is not stored again (ReasoningBank consolidates; one run of
+issue 22 had built 51 near-copies of one note).
+
+The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
+at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
 
     >>> parse_items("TITLE: Signs\\nWHEN: subtracting\\nDO: check the order.\\nTITLE: x")
     (['Signs. When: subtracting. Do: check the order.'], 1)
+    >>> json_items('{"reason": "", "items": [{"title": "Sign", "when": "now", "do": "Check."}]}')
+    (['Sign. When: now. Do: Check.'], 0)
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
-from reflexion.strategies.learning import Design, Distill, Lessons, both, bulleted
+from reflexion.strategies.learning import (
+    Design,
+    Distill,
+    Lessons,
+    Request,
+    both,
+    bulleted,
+    json_object,
+    reason_and,
+)
 
 HEADER = "Notes from similar earlier tasks. Use the ones that apply:"
 SYSTEM = "You distill lessons from attempts at tasks, for use on other tasks."
@@ -23,17 +41,63 @@ REQUEST = (
     "three lines:\nTITLE: <a few words>\nWHEN: <when it applies>\n"
     "DO: <what to do, in one or two sentences>\nReply with the notes only."
 )
+JSON_REQUEST = (
+    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. Reply with a "
+    'JSON object: "reason", one or two sentences on what the attempt shows, then "items", at '
+    'most 2 notes, each {{"title": "<a few words>", "when": "<when it applies>", "do": "<what '
+    'to do, in one or two sentences>"}}.'
+)
 FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_ITEMS = 2
 DO_CHARS = 400
+DISTINCT = 0.9  # an item at least this similar to a kept one is a near-copy, not stored
+ITEM = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "minLength": 3, "maxLength": 80},
+        "when": {"type": "string", "minLength": 3, "maxLength": 200},
+        "do": {"type": "string", "minLength": 3, "maxLength": DO_CHARS},
+    },
+    "required": ["title", "when", "do"],
+    "additionalProperties": False,
+}
+SCHEMA = reason_and("items", [ITEM], MAX_ITEMS)
 
 
-def request(
-    task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
-) -> str:
-    worked = bool(attempts) and attempts[-1].score.solved
-    why = "Say why the answer worked." if worked else "Say what went wrong, and what to do."
-    return f"Task:\n{task.prompt}\n\n{shown}\n\n{REQUEST.format(why=why)}"
+def schema(board: Sequence[Reflection]) -> dict[str, Any]:
+    return SCHEMA
+
+
+def asking(words: str) -> Request:
+    def request(
+        task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> str:
+        worked = bool(attempts) and attempts[-1].score.solved
+        why = "Say why the answer worked." if worked else "Say what went wrong, and what to do."
+        return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why)}"
+
+    return request
+
+
+def item_text(title: str, when: str, do: str) -> str:
+    return f"{title or 'Note'}. When: {when or 'always'}. Do: {do}."
+
+
+def json_items(reply: str) -> tuple[list[str], int]:
+    """`parse_items` of a JSON reply: the items as stored texts, and how many were malformed
+    (no JSON object of items counts as one)."""
+    data = json_object(reply)
+    items = data.get("items") if data is not None else None
+    if not isinstance(items, list):
+        return [], 1
+    good = [
+        {k: " ".join(str(i.get(k) or "").split()).rstrip(".") for k in ("title", "when", "do")}
+        for i in items
+        if isinstance(i, dict)
+    ]
+    good = [i for i in good if i["do"] and len(i["do"]) <= DO_CHARS]
+    texts = [item_text(i["title"], i["when"], i["do"]) for i in good[:MAX_ITEMS]]
+    return texts, len(items) - len(good)
 
 
 def parse_items(reply: str) -> tuple[list[str], int]:
@@ -49,10 +113,7 @@ def parse_items(reply: str) -> tuple[list[str], int]:
             items.append({})
         items[-1].setdefault(name, value)
     good = [i for i in items if "DO" in i and len(i["DO"]) <= DO_CHARS]
-    texts = [
-        f"{i.get('TITLE', 'Note')}. When: {i.get('WHEN', 'always')}. Do: {i['DO']}."
-        for i in good[:MAX_ITEMS]
-    ]
+    texts = [item_text(i.get("TITLE", ""), i.get("WHEN", ""), i["DO"]) for i in good[:MAX_ITEMS]]
     return texts, len(items) - len(good)
 
 
@@ -65,11 +126,11 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
         return
     last = attempts[-1]
     call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, [last], []), episode)
-    texts, bad = parse_items(call.output)
+    texts, bad = (json_items if trial.actor.curation == "json" else parse_items)(call.output)
     if bad or not texts:
         trial.note(episode, "unparsed", call.output, {"kind": Kind.ITEM, "malformed": bad})
     for text in texts:
-        await trial.keep(Kind.ITEM, text, last)
+        await trial.keep(Kind.ITEM, text, last, key=trial.task.prompt, distinct=DISTINCT)
 
 
 ITEMS = Lessons(
@@ -77,7 +138,7 @@ ITEMS = Lessons(
     HEADER,
     place="before_task",
     body=bulleted,
-    distill=Distill(SYSTEM, request),
+    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST)),
 )
 DESIGN = Design(ITEMS, shown, learn)
 run, with_reflexion = both(DESIGN)

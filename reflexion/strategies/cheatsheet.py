@@ -1,15 +1,22 @@
-"""`cheatsheet` (Dynamic Cheatsheet, Suzgun et al. 2025, its cumulative form): one text that the
-model rewrites after each task, from the task, its answer and the visible verdict; the current
-sheet goes into every prompt (the system message, so the prefix cache keeps it). Every version
-is kept in the sheet's history. The board is one sheet: this run's, or where it has none yet,
-the newest one it inherits (a shared or frozen store).
+"""`cheatsheet` (Dynamic Cheatsheet, Suzgun et al. 2025, its cumulative form): one sheet, kept
+across tasks and read before every answer (in the system message, so the prefix cache keeps
+it), under a line on how to use it in the words of DC's generator prompt: look through it for a
+strategy, example or program that applies, and use it. Every version is kept in the sheet's
+history. The board is one sheet: this run's, or where it has none yet, the newest one it
+inherits (a shared or frozen store).
 
-A rewrite is refused, and the sheet kept, when the reply holds no <sheet>...</sheet>, is empty,
-or keeps less than half of a sheet longer than 200 characters (a rewrite that drops most of what
-was learned: ACE calls it context collapse).
+After each task the model updates the sheet from the task, its answer and the visible verdict:
+- `--curation json` (the default), as ACE (Zhang et al. 2025) curates: the sheet is numbered
+  bullets, and the reply is a JSON object held to a schema, a short reason and then at most 3
+  delta operations (add a bullet, edit bullet n, remove bullet n), so the sheet is never
+  rewritten whole and cannot collapse;
+- `--curation text`, issue 22's form: the whole sheet rewritten between <sheet> and </sheet>;
+  refused, and the sheet kept, when the reply holds no closed tag, is empty, or keeps less than
+  half of a sheet longer than 200 characters (ACE calls that context collapse).
 
-    >>> new_sheet("<sheet>Try (a-b)*c first.</sheet>", "")
-    ('Try (a-b)*c first.', '')
+    >>> updated("[1] Try (a-b)*c.", '{"reason": "", "operations": [{"op": "add", '
+    ...     '"text": "Write a solver."}]}')
+    ('[1] Try (a-b)*c.\\n[2] Write a solver.', [])
     >>> new_sheet("no tags", "old")
     ('', 'no <sheet>...</sheet> in the reply')
 """
@@ -18,18 +25,42 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled, Reflection, Task
-from reflexion.strategies.learning import Board, Design, Distill, Lessons, both
+from reflexion.strategies.learning import (
+    Board,
+    Design,
+    Distill,
+    Lessons,
+    Request,
+    both,
+    json_object,
+    operation,
+    reason_and,
+)
 
 HEADER = (
-    "Your cheatsheet, written while solving earlier tasks. If it holds a method or a program "
-    "for this kind of task, use it:"
+    "Your cheatsheet, written while solving earlier tasks of this kind. Before you answer, look "
+    "through it for a strategy, pattern, example or program that applies to this task, and use "
+    "it where it fits:"
 )
 SYSTEM = (
     "You curate a cheatsheet: the methods, pitfalls and reusable code that help solve tasks of "
     "one kind, read before every new task."
+)
+GOAL = (
+    "Update the cheatsheet with what this task teaches: a general method, a pitfall, or a "
+    "reusable program for tasks of this kind. Keep what is useful; change only what this result "
+    "shows to be wrong."
+)
+JSON_REQUEST = GOAL + (
+    ' Reply with a JSON object: "reason", one or two sentences on what the result shows, then '
+    '"operations", at most 3 of these:\n'
+    '{"op": "add", "text": "<a new bullet>"}\n'
+    '{"op": "edit", "bullet": <n>, "text": "<a better bullet n>"}\n'
+    '{"op": "remove", "bullet": <n>}'
 )
 REQUEST = (
     "Rewrite the whole cheatsheet. Keep what is useful, correct what this result shows to be "
@@ -37,26 +68,89 @@ REQUEST = (
     "for tasks of this kind. At most {words} words. Reply with the new cheatsheet between "
     "<sheet> and </sheet>."
 )
-WORDS = 300  # the length the request asks for
+WORDS = 300  # the length the free-text request asks for
 SHEET = re.compile(r"<sheet>(.*?)</sheet>", re.DOTALL | re.IGNORECASE)
 KEEP = 0.5  # a rewrite must keep at least this share of a long sheet's length
 LONG = 200
+MAX_OPS = 3  # delta operations per reply, as ExpeL's and ACE's curators make a few at a time
+MAX_BULLETS = 20  # an add beyond is skipped: the sheet must stay small enough for every prompt
+BULLET_CHARS = 800  # room for a short program
+BULLET = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
+
+
+def schema(board: Sequence[Reflection]) -> dict[str, Any]:
+    """The reply's schema for this sheet: an add while it has room, and edits and removals only
+    of its bullets, so every operation the grammar lets through can be applied."""
+    n = len(bullets(board[0].text)) if board else 0
+    ops = [operation("add", "bullet", 0, BULLET_CHARS)] if n < MAX_BULLETS else []
+    if n:
+        ops += [operation("edit", "bullet", n, BULLET_CHARS), operation("remove", "bullet", n, 0)]
+    return reason_and("operations", ops, MAX_OPS)
 
 
 def the_sheet(texts: Sequence[str]) -> str:
     return texts[0]
 
 
-def request(
-    task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
-) -> str:
-    sheet = board[0].text if board else "(empty)"
-    text = f"Current cheatsheet:\n{sheet}\n\nTask just done:\n{task.prompt}\n\n{shown}\n\n"
-    return text + REQUEST.format(words=WORDS)
+def asking(words: str) -> Request:
+    def request(
+        task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> str:
+        sheet = board[0].text if board else "(empty)"
+        text = f"Current cheatsheet:\n{sheet}\n\nTask just done:\n{task.prompt}\n\n{shown}\n\n"
+        return text + words
+
+    return request
+
+
+def bullets(sheet: str) -> list[str]:
+    """A sheet's bullets ("[n] text" blocks); a sheet written whole (--curation text) is one.
+
+    >>> bullets("[1] a\\n[2] b\\nc"), bullets("free text"), bullets("")
+    (['a', 'b\\nc'], ['free text'], [])
+    """
+    if not sheet.strip():
+        return []
+    parts = BULLET.split(sheet)
+    if len(parts) == 1:
+        return [sheet.strip()]
+    return [text.strip() for text in parts[2::2]]
+
+
+def rendered(texts: Sequence[str]) -> str:
+    return "\n".join(f"[{n}] {t}" for n, t in enumerate(texts, 1))
+
+
+def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
+    """The sheet after a JSON reply's delta operations (bullets by the numbers the model saw: a
+    removed bullet keeps its number until the whole reply is applied; adds go at the end), and
+    the operations skipped, one line each."""
+    data = json_object(reply)
+    ops = data.get("operations") if data is not None else None
+    if not isinstance(ops, list):
+        return sheet, ["no JSON object of operations in the reply"]
+    texts: list[str | None] = list(bullets(sheet))
+    added: list[str] = []
+    skipped: list[str] = []
+    for op in ops[:MAX_OPS]:
+        name = op.get("op") if isinstance(op, dict) else None
+        n = op.get("bullet") if isinstance(op, dict) else None
+        text = str(op.get("text") or "").strip() if isinstance(op, dict) else ""
+        known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
+        if name == "add" and text and len(texts) + len(added) < MAX_BULLETS:
+            added.append(text[:BULLET_CHARS])
+        elif name == "edit" and known and text and isinstance(n, int):
+            texts[n - 1] = text[:BULLET_CHARS]
+        elif name == "remove" and known and isinstance(n, int):
+            texts[n - 1] = None
+        else:
+            skipped.append(f"{op}"[:200])
+    kept = [t for t in texts if t is not None] + added
+    return rendered(kept), skipped
 
 
 def new_sheet(reply: str, old: str) -> tuple[str, str]:
-    """The new sheet from a reply, or "" and why it was refused."""
+    """The new sheet from a free-text reply (--curation text), or "" and why it was refused."""
     found = SHEET.findall(reply)
     if not found:
         return "", "no <sheet>...</sheet> in the reply"
@@ -79,11 +173,16 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     call = await trial.ask(
         trial.actor.distill(trial.task, Kind.CHEATSHEET, attempts[-1:], board), episode
     )
-    text, refused = new_sheet(call.output, board[0].text if board else "")
+    old = board[0].text if board else ""
+    if trial.actor.curation == "json":
+        text, skipped = updated(old, call.output)
+        refused = "\n".join(skipped)
+    else:
+        text, refused = new_sheet(call.output, old)
     if refused:
         trial.note(episode, "unparsed", refused, {"kind": Kind.CHEATSHEET})
-        return
-    await trial.revise(Kind.CHEATSHEET, [BoardEdit("replace", None, text)], episode)
+    if text and text != old:
+        await trial.revise(Kind.CHEATSHEET, [BoardEdit("replace", None, text)], episode)
 
 
 SHEETS = Lessons(
@@ -91,7 +190,7 @@ SHEETS = Lessons(
     HEADER,
     place="system",
     body=the_sheet,
-    distill=Distill(SYSTEM, request),
+    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST.format(words=WORDS))),
     board=Board(one=True),
 )
 DESIGN = Design(SHEETS, shown, learn)

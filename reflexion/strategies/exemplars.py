@@ -1,8 +1,10 @@
 """`exemplars` (Self-StreamICL, from StreamBench, Wu et al. 2024): a task solved by its visible
-signal stores its prompt and its solution (for a game, its trajectory); a new task recalls the
-k most similar as worked examples, numbered, before the task, the most similar last (nearest the
-task), as StreamBench places them. No extra model call: the memory
-is the model's own answers that its check passed.
+signal stores its prompt and its solution (for a game, its trajectory), found later by its
+question, as StreamBench keys its memory; a new task recalls the 16 most similar (StreamBench's
+number) as worked examples, numbered, before the task, the most similar last (nearest the task),
+as StreamBench places them. --memory-tokens bounds them: the least similar that do not fit are
+left out, so the shots must be short (a solved task's final answer, not its whole exchange). No
+extra model call: the memory is the model's own answers that its check passed.
 
     >>> exemplar_text("Add 2 and 3.", "5")
     'Task:\\nAdd 2 and 3.\\n\\nSolution:\\n5'
@@ -17,6 +19,7 @@ from reflexion.core.records import Attempt, Kind, Recalled
 from reflexion.strategies.learning import Design, Lessons, both
 
 HEADER = "Solved examples of similar tasks. Reuse their approach where it fits:"
+SHOTS = 16  # StreamBench's Self-StreamICL recalls up to 16 earlier questions with their answers
 
 
 def exemplar_text(prompt: str, solution: str) -> str:
@@ -35,14 +38,14 @@ def examples(texts: Sequence[str]) -> str:
 
 
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return await trial.recall(episode, Kind.EXEMPLAR)
+    return await trial.recall(episode, Kind.EXEMPLAR, SHOTS)
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     if solved.score.solved:  # only an answer its visible check passed is stored
         text = exemplar_text(trial.task.prompt, solved.candidate)
-        await trial.keep(Kind.EXEMPLAR, text, solved)
+        await trial.keep(Kind.EXEMPLAR, text, solved, key=trial.task.prompt)
 
 
 EXEMPLARS = Lessons(Kind.EXEMPLAR, HEADER, place="before_task", body=examples)

@@ -4,31 +4,59 @@ that succeeded (as ExpeL does), or two failures, or, with one attempt, looks at 
 alone, with no comparison asked (combined with Reflexion, a failure's reflection shows in the
 attempts' prompts); then it edits the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A
 new rule starts with 2 votes, and a rule whose votes fall to 0 drops out. Every edit is kept in
-the rule's history.
+the rule's history. The reply is a JSON object held to a schema (--curation json, the default):
+a short reason, then at most 3 operations; --curation text asks for issue 22's free-text lines.
 
 The rules go in the system message (the same for every task, so the prefix cache keeps them),
 numbered, most votes first; the list holds at most 10 of this run's rules, each of at most 300
 characters.
 
-A reply line that does not parse, or that names a rule not on the list, is skipped and said in
-the trace; it never changes the list.
+A reply that is no JSON object, or an operation (a reply line) that does not parse or names a
+rule not on the list, is skipped and said in the trace; it never changes the list.
 
     >>> edits, bad = parse_edits("ADD: Check the sign.\\nUPVOTE 2\\nEDIT 9: x\\nhello", ["a", "b"])
     >>> [(e.op, e.target) for e in edits], bad
     ([('add', None), ('upvote', 'b')], ['EDIT 9: x', 'hello'])
+    >>> ops = '{"reason": "r", "operations": [{"op": "upvote", "rule": 1}]}'
+    >>> [(e.op, e.target) for e in json_edits(ops, ["a"])[0]]
+    [('upvote', 'a')]
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled, Reflection, Task
-from reflexion.strategies.learning import Board, Design, Distill, Lessons, both
+from reflexion.strategies.learning import (
+    Board,
+    Design,
+    Distill,
+    Lessons,
+    Request,
+    both,
+    json_object,
+    operation,
+    reason_and,
+)
 
 HEADER = "Rules learned from earlier tasks. Apply the ones that fit this task:"
 SYSTEM = "You keep a short list of general rules that help solve tasks of one kind."
+GOAL = (
+    "{opening} Change the rules so that an attempt at a DIFFERENT task of this kind avoids "
+    "what went wrong (or repeats what worked)."
+)
+JSON_REQUEST = GOAL + (
+    ' Reply with a JSON object: "reason", one or two sentences on what the attempts show, then '
+    '"operations", at most 3 of these:\n'
+    '{{"op": "add", "text": "<a new general rule, in one sentence>"}}\n'
+    '{{"op": "edit", "rule": <n>, "text": "<a better wording of rule n>"}}\n'
+    '{{"op": "upvote", "rule": <n>}}\n'
+    '{{"op": "downvote", "rule": <n>}}\n'
+    "A rule must be general: no names or numbers from this task."
+)
 REQUEST = (
     "{opening} Change the rules so that an attempt at a DIFFERENT task of "
     "this kind avoids what went wrong (or repeats what worked). Reply with at most 3 lines, "
@@ -46,16 +74,34 @@ NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
 RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malformed reply
 
 
+def schema(board: Sequence[Reflection]) -> dict[str, Any]:
+    """The reply's schema for this board: an add while the list has room, and edits and votes
+    only of rules on it, so every operation the grammar lets through can be applied.
+
+    >>> schema([])["properties"]["operations"]["items"]["properties"]["op"]
+    {'const': 'add'}
+    """
+    n = len(board)
+    ops = [operation("add", "rule", 0, RULE_CHARS)] if n < MAX_RULES else []
+    if n:
+        ops += [operation("edit", "rule", n, RULE_CHARS)]
+        ops += [operation(["upvote", "downvote"], "rule", n, 0)]
+    return reason_and("operations", ops, MAX_EDITS)
+
+
 def numbered(texts: Sequence[str]) -> str:
     return "\n".join(f"{n}. {t}" for n, t in enumerate(texts, 1))
 
 
-def request(
-    task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
-) -> str:
-    rules = numbered([r.text for r in board]) or "(none yet)"
-    asked = REQUEST.format(opening=opening(attempts))
-    return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{asked}"
+def asking(words: str) -> Request:
+    def request(
+        task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> str:
+        rules = numbered([r.text for r in board]) or "(none yet)"
+        asked = words.format(opening=opening(attempts))
+        return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{asked}"
+
+    return request
 
 
 def opening(attempts: Sequence[Attempt]) -> str:
@@ -92,6 +138,31 @@ def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[s
     return edits[:MAX_EDITS], bad
 
 
+def json_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
+    """`parse_edits` of a JSON reply: each operation as the line it stands for; a reply with
+    no JSON object of operations is one bad line."""
+    data = json_object(reply)
+    ops = data.get("operations") if data is not None else None
+    if not isinstance(ops, list):
+        return [], ["no JSON object of operations in the reply"]
+    lines = [line for op in ops if (line := as_line(op))]
+    edits, bad = parse_edits("\n".join(lines), ids)
+    return edits, bad + ["an operation that is not an object"] * (len(ops) - len(lines))
+
+
+def as_line(op: object) -> str:
+    """A JSON operation as the reply line it stands for ("" when it is no operation).
+
+    >>> as_line({"op": "edit", "rule": 2, "text": "Check\\nsigns."})
+    'EDIT 2: Check signs.'
+    """
+    if not isinstance(op, dict):
+        return ""
+    name, rule, text = str(op.get("op", "")).upper(), op.get("rule", 0), str(op.get("text", ""))
+    number = f" {rule}" if isinstance(rule, int) and rule and name != "ADD" else ""
+    return f"{name}{number}: {' '.join(text.split())}".rstrip(": ")
+
+
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
     return [Recalled(r) for r in await trial.board(Kind.RULE, episode)]
 
@@ -103,7 +174,8 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     board = await trial.board(Kind.RULE, episode)
     material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
-    edits, bad = parse_edits(call.output, [r.id for r in board])
+    read = json_edits if trial.actor.curation == "json" else parse_edits
+    edits, bad = read(call.output, [r.id for r in board])
     if bad:
         trial.note(episode, "unparsed", "\n".join(bad), {"kind": Kind.RULE})
     if edits:
@@ -115,7 +187,7 @@ RULES = Lessons(
     HEADER,
     place="system",
     body=numbered,
-    distill=Distill(SYSTEM, request),
+    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST)),
     board=Board(most=MAX_RULES, chars=RULE_CHARS, new_votes=NEW_RULE_VOTES, drops_at_zero=True),
 )
 DESIGN = Design(RULES, shown, learn)

@@ -23,13 +23,15 @@ run in one of two loops:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
 
+REASON_CHARS = 300  # a curator's reason: a sentence or two, before its operations
 Place = Literal["system", "before_task", "after_task"]  # a block's place in a prompt
 Shown = Callable[[Trial, int], Awaitable[list[Recalled]]]
 Learn = Callable[[Trial, list[Attempt], int], Awaitable[None]]
@@ -43,10 +45,32 @@ Request = Callable[[Task, str, Sequence[Attempt], Sequence[Reflection]], str]
 @dataclass(frozen=True)
 class Distill:
     """A distill prompt: the system message, and the request that the shared part (the task's
-    attempts, each with the verdict of its check) goes into."""
+    attempts, each with the verdict of its check) goes into, in two forms: `request` asks for a
+    JSON object that `schema` holds the reply to (--curation json, the default: a short reason
+    first, then bounded operations); `text` asks for the free-text lines of issue 22's designs
+    (--curation text, kept to measure what the schema changes)."""
 
     system: str
     request: Request
+    schema: Callable[[Sequence[Reflection]], dict[str, Any]]  # of the board the curator sees
+    text: Request
+
+
+def reason_and(name: str, items: Sequence[dict[str, Any]], most: int) -> dict[str, Any]:
+    """A curator's reply schema: a short free-text `reason` first (what the attempts show), then
+    at most `most` operations under `name`, each one of `items` (an operation the board allows).
+
+    >>> list(reason_and("items", [{"type": "string"}], 2)["properties"])
+    ['reason', 'items']
+    """
+    item = items[0] if len(items) == 1 else {"anyOf": list(items)}
+    listed = {"type": "array", "items": item, "maxItems": most}
+    return {
+        "type": "object",
+        "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, name: listed},
+        "required": ["reason", name],
+        "additionalProperties": False,
+    }
 
 
 @dataclass(frozen=True)
@@ -73,6 +97,45 @@ class Lessons:
     body: Callable[[Sequence[str]], str]
     distill: Distill | None = None
     board: Board | None = None
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a reply (code fences or words around it allowed), or None.
+
+    >>> json_object('Sure: {"reason": "x", "operations": []} done')
+    {'reason': 'x', 'operations': []}
+    >>> json_object("{'reason': 'x'}") is None
+    True
+    """
+    decoder = json.JSONDecoder()
+    for start in (i for i, c in enumerate(text) if c == "{"):
+        try:
+            data = decoder.raw_decode(text, start)[0]
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def operation(op: str | list[str], number: str, most: int, chars: int) -> dict[str, Any]:
+    """The schema of one board operation: `op` (one name, or any of several), the lesson's
+    `number` on the board (1 to `most`; none for an add) and, where `chars`, a text.
+
+    >>> sorted(operation("add", "rule", 0, 300)["properties"])
+    ['op', 'text']
+    """
+    props: dict[str, Any] = {"op": {"const": op} if isinstance(op, str) else {"enum": op}}
+    if most:
+        props[number] = {"type": "integer", "minimum": 1, "maximum": most}
+    if chars:
+        props["text"] = {"type": "string", "minLength": 3, "maxLength": chars}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
 
 
 def bulleted(texts: Sequence[str]) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,19 @@ from reflexion.trial.provenance import provenance
 from reflexion.trial.settings import TrialSettings
 
 BOARD_MAX = 50  # the most lessons of a board one recall reads
+PEERS = 8  # the kept lessons a new one is compared with for a near-copy (keep's `distinct`)
 Log = Callable[..., None]  # the trial's trace writer: (episode, kind, output=..., data=...)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors.
+
+    >>> round(cosine([1.0, 0.0], [1.0, 1.0]), 4)
+    0.7071
+    """
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
 
 
 def lesson_id(*parts: object) -> str:
@@ -89,18 +102,44 @@ class Experience:
         self.log(episode, "recall", output="\n".join(r.text for r in board), data=data)
         return board
 
-    async def keep(self, kind: Kind, text: str, attempt: Attempt) -> Reflection | None:
+    async def keep(
+        self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
+    ) -> Reflection | None:
         if self.memory is None or not text.strip():
             return None
         # subtle: the text is in the id, since one reply may give two items (bank); the same
         # text again is the same lesson, and a re-run of the trial gives the same id
         rid = lesson_id(self._who(), attempt.episode, kind, text.strip())
         lesson = self._lesson(kind, text, attempt, rid)
-        lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes)  # 0 unless voted
+        lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes, key=key.strip())
         if self.settings.frozen_memory:
             self.log(attempt.episode, "remember", output="", data={"frozen": True, "kind": kind})
             return None
+        copy = await self._copy_of(lesson, distinct) if distinct is not None else None
+        if copy is not None:  # nothing changes in the memory, so a resume decides the same
+            data = {"kind": kind, "duplicate_of": copy.reflection.id, "similarity": copy.similarity}
+            self.log(attempt.episode, "remember", output="", data=data)
+            return None
         return await self.store(lesson, None, {"id": lesson.id, "kind": kind})
+
+    async def _copy_of(self, lesson: Reflection, distinct: float) -> Recalled | None:
+        """A kept lesson of the same kind, found by the same key, whose TEXT is at least
+        `distinct` similar to `lesson`'s by the memory's embedding model (ReasoningBank
+        consolidates near-copies before they pile up); None without an embedding store."""
+        assert self.memory is not None
+        embedder = getattr(self.memory, "embedder", None)
+        if embedder is None:
+            return None
+        scope = self.scope(lesson.episode + 1, Kind(lesson.kind))
+        query = lesson.key or lesson.text
+        hits = await asyncio.to_thread(self.memory.recall, query, scope, PEERS)
+        if not hits:
+            return None
+        texts = [lesson.text, *(h.reflection.text for h in hits)]
+        new, *kept = await asyncio.to_thread(embedder.embed, texts)
+        near = [Recalled(h.reflection, cosine(new, v)) for h, v in zip(hits, kept, strict=True)]
+        best = max(near, key=lambda r: r.similarity or 0.0)
+        return best if (best.similarity or 0.0) >= distinct else None
 
     async def store(
         self, lesson: Reflection, twin: Recalled | None, data: dict[str, Any]

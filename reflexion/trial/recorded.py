@@ -219,12 +219,14 @@ class RecordedTrial:
         who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
         return RecallScope(*who, "global", stream=stream, kinds=(kind,))  # for other tasks
 
-    async def recall(self, episode: int, kind: Kind = Kind.REFLECTION) -> list[Recalled]:
-        """The k lessons of `kind` nearest the task, traced with their provenance; their ids
-        wait for the episode's verdict, to be credited with it."""
+    async def recall(
+        self, episode: int, kind: Kind = Kind.REFLECTION, k: int | None = None
+    ) -> list[Recalled]:
+        """The k (default --k) lessons of `kind` nearest the task, traced with their provenance;
+        their ids wait for the episode's verdict, to be credited with it."""
         if self.memory is None:
             return []
-        scope, k, at = self.scope(episode, kind), self.settings.k, time.time()
+        scope, k, at = self.scope(episode, kind), k or self.settings.k, time.time()
         hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, k)
         self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         run_id, env = self.settings.run_id, self.env.name
@@ -243,9 +245,11 @@ class RecordedTrial:
         data = {"refines": refines, "solved": score.solved, "passed": held_out.solved}
         self._log(episode, "draft", output=draft, data=data)
 
-    async def keep(self, kind: Kind, text: str, attempt: Attempt) -> Reflection | None:
-        """Store one lesson of `kind` (an exemplar, an item) made from `attempt`."""
-        return await self.experience.keep(kind, text, attempt)
+    async def keep(
+        self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
+    ) -> Reflection | None:
+        """Store one lesson of `kind` (an exemplar, an item) made from `attempt` (see Trial)."""
+        return await self.experience.keep(kind, text, attempt, key, distinct)
 
     async def board(self, kind: Kind, episode: int) -> list[Reflection]:
         """The shared board of `kind` (rules, the cheatsheet), the most voted first."""
