@@ -1,0 +1,168 @@
+"""How often a curator's reply can be used: the free-text forms of issue 22 (`--curation text`)
+against the JSON forms held to a schema (`--curation json`, the default), on the same attempts.
+
+The attempts come from a run folder's trace (each strategy's final attempt at each task, with
+the visible verdict the curator is shown). For each of them, in order, every design's curator
+(insights, cheatsheet, bank) is asked in both forms, each form with a board of its own that its
+replies change as a run would (rules with votes, the sheet, the items), so later prompts show
+what earlier replies wrote. A reply counts as used when all of it parsed and everything it asked
+for could be applied: every rule edit, every sheet operation (or, in text, a sheet that was
+accepted), every item.
+
+Resumable: each reply is appended to OUT as a line; the same command skips what is there.
+
+    .venv/bin/python scripts/curator_parse.py RUN --limit 10 --out runs/curator-parse.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reflexion.actor.chat import ChatActor
+from reflexion.core.records import Attempt, Kind, Reflection, Score, Task
+from reflexion.models import DEFAULT_MODEL
+from reflexion.models.registry import load_model
+from reflexion.strategies import bank, cheatsheet, insights
+
+DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
+FORMS = ("text", "json")
+
+
+@dataclass
+class Board:
+    """One design's memory in one form, as the replies so far left it."""
+
+    lessons: list[Reflection] = field(default_factory=list)
+
+    def shown(self) -> list[Reflection]:
+        return sorted(self.lessons, key=lambda r: -r.votes)
+
+
+def lesson(n: int, text: str, kind: Kind, votes: int = 0) -> Reflection:
+    return Reflection(
+        f"l{n}", text, "parse", "curator", "env", "t", 0, 1, 0.0, 0.0, "", kind, votes
+    )
+
+
+def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
+    """Change `board` as the design would; whether the whole reply was used, and why not."""
+    shown = board.shown()
+    if kind == Kind.RULE:
+        read = insights.json_edits if form == "json" else insights.parse_edits
+        edits, bad = read(reply, [r.id for r in shown])
+        for e in edits:
+            apply_rule(board, e.op, e.target, e.text)
+        return bool(edits) and not bad, "; ".join(bad)[:200]
+    if kind == Kind.CHEATSHEET:
+        old = shown[0].text if shown else ""
+        if form == "json":
+            text, skipped = cheatsheet.updated(old, reply)
+            why = "; ".join(skipped)
+        else:
+            text, why = cheatsheet.new_sheet(reply, old)
+        if text and text != old:
+            board.lessons = [lesson(0, text, kind)]
+        return not why and bool(text), why[:200]
+    items, malformed = (bank.json_items if form == "json" else bank.parse_items)(reply)
+    board.lessons += [lesson(len(board.lessons), t, kind) for t in items]
+    return bool(items) and not malformed, f"{malformed} malformed" if malformed else ""
+
+
+def apply_rule(board: Board, op: str, target: str | None, text: str) -> None:
+    if op == "add" and len(board.lessons) < insights.MAX_RULES:
+        board.lessons.append(lesson(len(board.lessons) + 100, text, Kind.RULE, 2))
+        return
+    for i, r in enumerate(board.lessons):
+        if r.id == target:
+            votes = r.votes + {"edit": 1, "upvote": 1, "downvote": -1}[op]
+            board.lessons[i] = replace(r, text=text or r.text, votes=votes)
+    board.lessons = [r for r in board.lessons if r.votes > 0]
+
+
+def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:
+    """Each strategy's final attempt at each task, in the trace's order: its prompt (the first
+    human message of its first answer), its answer and its visible verdict."""
+    final: dict[tuple[str, str], tuple[Task, Attempt]] = {}
+    asked: dict[tuple[str, str], str] = {}
+    for line in (folder / "trace.jsonl").read_text().splitlines():
+        step = json.loads(line)
+        key = (step["strategy"], step["task_id"])
+        if step["kind"] == "generate" and key not in asked:
+            human = [m["content"] for m in step["prompt"] if m["role"] == "human"]
+            asked[key] = human[0] if human else ""
+        if step["kind"] == "generate":
+            answer = step["output"]
+        if step["kind"] == "score" and key in asked:
+            d = step["data"]
+            score = Score(float(d["value"]), bool(d["solved"]), str(d.get("feedback", "")))
+            task = Task(step["task_id"], asked[key])
+            final[key] = (task, Attempt(int(step["episode"]), answer, score))
+    yield from list(final.values())[:limit]
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("run", type=Path, help="a run folder whose trace has the attempts")
+    parser.add_argument("--limit", type=int, default=10, help="the first N final attempts")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--out", type=Path, default=Path("runs/curator-parse.jsonl"))
+    args = parser.parse_args()
+    if not (args.run / "trace.jsonl").is_file():
+        print(f"error: no trace.jsonl in {args.run}", file=sys.stderr)
+        return 2
+    done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
+    model = load_model(args.model)
+    actors = {form: ChatActor(model, curation=form) for form in FORMS}
+    boards = {(k, f): Board() for k in DESIGNS for f in FORMS}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    rows = list(done)
+    for n, (task, attempt) in enumerate(attempts(args.run, args.limit)):
+        for kind in DESIGNS:
+            for form in FORMS:
+                board = boards[(kind, form)]
+                old = next(
+                    (r for r in done if (r["n"], r["kind"], r["form"]) == (n, kind, form)), None
+                )
+                if old is not None:  # replayed, so the board is as the run left it
+                    apply(kind, form, board, old["reply"])
+                    continue
+                start = time.perf_counter()
+                call = await actors[form].distill(task, kind, [attempt], board.shown())
+                used, why = apply(kind, form, board, call.output)
+                row = {"n": n, "task": task.id, "kind": kind, "form": form, "used": used}
+                row |= {"why": why, "tokens": call.output_tokens, "reply": call.output}
+                row |= {"seconds": round(time.perf_counter() - start, 1)}
+                rows.append(row)
+                with args.out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(f"{n} {task.id} {kind} {form}: {'used' if used else 'NOT used: ' + why}")
+    print(table(rows))
+    return 0
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["design      form  replies  used  share  mean tokens", "-" * 52]
+    for kind in DESIGNS:
+        for form in FORMS:
+            mine = [r for r in rows if r["kind"] == kind and r["form"] == form]
+            if not mine:
+                continue
+            used = sum(r["used"] for r in mine)
+            tokens = sum(r["tokens"] for r in mine) / len(mine)
+            share = f"{used / len(mine):.0%}"
+            lines.append(
+                f"{kind:<11} {form:<5} {len(mine):>7} {used:>5} {share:>6} {tokens:>12.0f}"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
