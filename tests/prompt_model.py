@@ -163,3 +163,9 @@ class WordsEnv:
     def evaluate(self, task: Task, candidate: str) -> Score:
         passed = self.score(task, candidate).solved and HIDDEN in candidate.lower()
         return Score(float(passed), passed, f"{SECRET}: hidden word {HIDDEN!r}")
+
+
+def words_with_programs() -> WordsEnv:
+    """The eight keyword tasks, each allowing a program (`--env python:prompt_model:
+    words_with_programs`): the model writes one, so `skills` has programs to keep."""
+    return WordsEnv(programs=True)

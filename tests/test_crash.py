@@ -113,11 +113,11 @@ def test_two_runs_share_a_chroma_server(tmp_path: Path, chroma_server: str) -> N
 # --- the designs that learn across tasks: a stream cut off by SIGKILL, then resumed ----------
 
 TESTS = Path(__file__).parent
-DESIGNS = ["exemplars", "insights", "cheatsheet", "bank", "reflexion"]
+DESIGNS = ["exemplars", "insights", "cheatsheet", "bank", "skills", "reflexion"]
 STREAM = [
     "compare",
     "--env",
-    "python:prompt_model:WordsEnv",  # eight keyword tasks (tests/prompt_model.py)
+    "python:prompt_model:words_with_programs",  # eight keyword tasks, programs allowed
     "--model",
     "python:prompt_model:PromptModel",  # a reply is a function of the prompt: reruns agree
     "--strategies",
@@ -201,9 +201,12 @@ def test_a_stream_of_every_design_killed_and_resumed_ends_as_if_never_cut(
     assert not results.exists() or len(lines(results)) < len(DESIGNS) * 8  # really cut off
     finish(out)
     assert outcome(out) == outcome(clean)  # no lesson lost, none twice, each vote counted once
+    kinds = {lesson[4] for lesson in outcome(clean)[1]}
+    assert {"skill", "item", "rule", "cheatsheet", "exemplar", "reflection"} <= kinds
     steps = lines(out / "trace.jsonl")
-    kept = {s["data"]["id"] for s in steps if s["kind"] == "remember"}
+    kept = {s["data"]["id"] for s in steps if s["kind"] == "remember" and "id" in s["data"]}
     with ChromaMemory.open(out / "memory") as store:
         ids = {r.id for r in store.reflections()}
     boards = {s["data"]["id"] for s in steps if s["kind"] == "revise"}
-    assert kept <= ids <= kept | boards  # every kept lesson is there, and nothing else
+    # every kept lesson is there (unless a vote retired it: a skill), and nothing else
+    assert kept - boards <= ids <= kept | boards

@@ -9,6 +9,7 @@ import pytest
 
 from envs.humaneval.env import load_problems
 from reflexion.cli import main
+from reflexion.strategies.learning import json_object
 from reflexion.core.runfolder import RunFolder
 
 pytestmark = pytest.mark.slow
@@ -94,23 +95,24 @@ def _as_list(tests: str | list[str]) -> list[str]:
 
 
 def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path, capsys) -> None:
-    """SmolLM2-135M through the designs that distill, proactive and skills, on Game of 24 in
-    stream order under the code protocol: its replies to the distill prompts are real text,
-    mostly not in the asked form; the run finishes, and every reply is kept or said in the trace
-    to be unparsed."""
+    """SmolLM2-135M through every design that learns across tasks, on a Game of 24 stream of 4
+    under the code protocol: its curator replies are held to their JSON schema by llama.cpp's
+    grammar, so each is a JSON object; the run finishes, and every reply is kept or said in the
+    trace to be unparsed."""
     out = tmp_path / "g24"
-    designs = "insights,cheatsheet,bank,proactive,skills"
-    argv = ["compare", "--env", "game24:2", "--episodes", "1", "--order", "stream"]
+    designs = "exemplars,insights,cheatsheet,bank,proactive,skills,reflexion+skills"
+    argv = ["compare", "--env", "game24:4", "--episodes", "1", "--order", "stream"]
     argv += ["--strategies", designs, "--out", str(out), "--model", "smollm2-135m"]
     argv += ["--embedder", "hash-64", "--no-progress"]
-    argv += ["--max-tokens", "generate=48,distill=64,propose=64"]  # short: the test is plumbing
+    argv += ["--max-tokens", "generate=48,distill=160,propose=64"]  # short: the test is plumbing
     assert main(argv) == 0, capsys.readouterr().err
     results = RunFolder(out).results()
-    assert len(results) == 5 * 2 and all(r.attempts == 1 for r in results)
+    assert len(results) == 7 * 4 and all(r.attempts == 1 for r in results)
     steps = RunFolder(out).steps()
     asked = [s for s in steps if s.kind == "distill"]
     assert {s.strategy for s in asked} == {"insights", "cheatsheet", "bank"}
-    assert all(s.output.strip() for s in asked)  # the model wrote text
+    assert all(s.output.lstrip().startswith("{") for s in asked)  # held to the schema
+    assert any(json_object(s.output) for s in asked)  # at least one closed within its tokens
     assert any(s.kind == "refined" for s in steps if s.strategy == "proactive")  # counted
     # each reply that distilled was parsed: kept, or said in the trace why not
     said = {(s.strategy, s.task_id) for s in steps if s.kind in ("unparsed", "revised", "remember")}

@@ -123,8 +123,8 @@ def rendered(texts: Sequence[str]) -> str:
 
 def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     """The sheet after a JSON reply's delta operations (bullets by the numbers the model saw: a
-    removed bullet keeps its number until the whole reply is applied; adds go at the end), and
-    the operations skipped, one line each."""
+    removed bullet keeps its number until the whole reply is applied; adds go at the end, and an
+    add of a bullet already there is skipped), and the operations skipped, one line each."""
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
@@ -137,7 +137,8 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         n = op.get("bullet") if isinstance(op, dict) else None
         text = str(op.get("text") or "").strip() if isinstance(op, dict) else ""
         known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
-        if name == "add" and text and len(texts) + len(added) < MAX_BULLETS:
+        there = text in texts or text in added  # the same bullet twice teaches nothing
+        if name == "add" and text and not there and len(texts) + len(added) < MAX_BULLETS:
             added.append(text[:BULLET_CHARS])
         elif name == "edit" and known and text and isinstance(n, int):
             texts[n - 1] = text[:BULLET_CHARS]
