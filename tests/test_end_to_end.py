@@ -9,8 +9,8 @@ import pytest
 
 from envs.humaneval.env import load_problems
 from reflexion.cli import main
-from reflexion.strategies.learning import json_object
 from reflexion.core.runfolder import RunFolder
+from reflexion.strategies.learning import json_object
 
 pytestmark = pytest.mark.slow
 SMALL = [
