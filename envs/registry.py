@@ -102,6 +102,12 @@ def _game24(arg: str | None) -> Env:
     return Game24Env.from_spec(arg)
 
 
+def _sql(arg: str | None) -> Env:
+    from envs.sql import SqlEnv
+
+    return SqlEnv.from_spec(arg)
+
+
 def _quadratic(arg: str | None) -> Env:
     from envs.quadratic import QuadraticEnv
 
@@ -118,6 +124,7 @@ BUILTINS: dict[str, EnvFactory] = {
     "textworld": _textworld,
     "cooking": _cooking,
     "game24": _game24,
+    "sql": _sql,
     "python": _python,
 }
 BUILTIN = tuple(BUILTINS)

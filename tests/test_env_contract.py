@@ -37,6 +37,7 @@ MAKERS: dict[str, Callable[[str], Env]] = {
     "textworld": lambda user: make_env("textworld:1,rooms=2,objects=3,length=2,steps=5"),
     "cooking": lambda user: make_env("cooking:1,steps=5"),
     "game24": lambda user: make_env("game24:3"),
+    "sql": lambda user: make_env("sql:3"),
     "python": lambda user: make_env(f"python:{user}:Echo"),
     "keywords (a test env)": lambda user: KeywordEnv(),
 }

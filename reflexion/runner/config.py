@@ -47,7 +47,8 @@ class RunConfig(Record):
         "constrained:N, textworld:N[,rooms=R,objects=O,length=L,steps=S], "
         "cooking:N[,recipe=R,take=T,go=G,cook=0|1,cut=0|1,open=0|1,steps=S] (for both games "
         "the held-out check is the visible replay), game24:N[,seed=S,protocol=code|expression] "
-        "(visible and held-out checks are one: the puzzle states its criterion), jsonl:PATH, "
+        "(visible and held-out checks are one: the puzzle states its criterion), sql[:N,seed=S] "
+        "(questions over one shop database; the rows must equal the gold query's), jsonl:PATH, "
         "python:MODULE:ATTR, or a name you registered",
         result=True,
         group=RUN,
