@@ -405,3 +405,26 @@ def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
     assert adapted in second["output"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]
     assert revised == [f"upvote {first['data']['id']}: 3 votes"]
+
+
+def test_a_skill_loses_one_vote_a_task_not_one_an_attempt(tmp_path: Path) -> None:
+    """Three failed attempts at one hard puzzle with a skill shown cost it one vote, not three:
+    the retries of one task do not retire a skill."""
+    env = Game24Env.from_spec("2,seed=7")  # 3-3-3-6, then 1-7-13-13
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    wrong = ["Answer: 1 + 7 + 13 + 13"] * 3
+    model = scripted([solver, *wrong])
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(tmp_path / "r"),
+        episodes=3,
+        code_rounds=0,
+        embedder="hash-64",
+        order="stream",
+    )
+    results = {r.task_id: r for r in run(config, env=env, model=model)}
+    assert results["game24/1-7-13-13"].attempts == 3
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    revised = [s["output"] for s in steps if s["kind"] == "revise"]
+    assert revised == [f"downvote {kept['data']['id']}: 1 votes"]

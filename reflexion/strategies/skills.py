@@ -5,10 +5,10 @@ round of the code protocol, `--code-rounds`), the program is stored verbatim, wi
 solved and its provenance. A new task recalls the k most similar skills, shown as code the model
 may call or adapt, under one generic line on how to use them.
 
-Every reuse is checked: after each attempt, each skill shown for it gains a vote when the
-attempt passed its visible check and loses one when it failed. A skill starts with 2 votes and
-retires at 0, with its history kept (`reflexion memory history`), so a skill that keeps failing
-stops being shown. Votes change only under --order stream, as every board's do.
+Every reuse is checked: each skill shown for an attempt gains a vote when the attempt passed its
+visible check, and loses one when the task's last attempt failed with it shown (one vote a task:
+when every failed attempt cost a vote, the retries of one hard task retired a skill). A skill starts with 2 votes and retires at 0, with its history kept (`reflexion memory
+history`), so a skill that keeps failing on other tasks stops being shown. Votes change only under --order stream, as every board's do.
 
 What differs from the papers: Voyager's skills are written for an embodied agent by GPT-4 and
 described by the model before they are stored; here the program is kept as the model wrote it,
@@ -75,9 +75,12 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
 
 
 async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:
-    """Each skill shown for `attempt` gains a vote if it passed its check, loses one if not."""
+    """Each skill shown for `attempt` gains a vote if it passed its check, and loses one if the
+    task's last attempt failed with it: one vote a task, so a skill is not retired by the
+    retries of one hard task."""
     lessons = [r.reflection for r in shown if r.reflection.kind == Kind.SKILL]
-    if not lessons:
+    last = attempt.episode >= trial.budget
+    if not lessons or not (attempt.score.solved or last):
         return
     op = "upvote" if attempt.score.solved else "downvote"
     edits = [BoardEdit(op, lesson.id) for lesson in lessons]
