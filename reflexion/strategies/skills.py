@@ -6,9 +6,11 @@ solved and its provenance. A new task recalls the k most similar skills, shown a
 may call or adapt, under one generic line on how to use them.
 
 Every reuse is checked: each skill shown for an attempt gains a vote when the attempt passed its
-visible check, and loses one when the task's last attempt failed with it shown (one vote a task:
-when every failed attempt cost a vote, the retries of one hard task retired a skill). A skill starts with 2 votes and retires at 0, with its history kept (`reflexion memory
-history`), so a skill that keeps failing on other tasks stops being shown. Votes change only under --order stream, as every board's do.
+visible check, and loses one when the task's last attempt failed with it shown (one vote a
+task: when every failed attempt cost a vote, the retries of one hard task retired a skill). A
+skill starts with 2 votes and retires at 0, with its history kept (`reflexion memory
+history`), so a skill that keeps failing on other tasks stops being shown. Votes change only
+under --order stream, as every board's do.
 
 What differs from the papers: Voyager's skills are written for an embodied agent by GPT-4 and
 described by the model before they are stored; here the program is kept as the model wrote it,
