@@ -138,7 +138,9 @@ class ReadOnly:
     def edit(self: _Stored, reflection_id: str, text: str, why: str) -> Reflection:
         raise CannotCurate(self.kind, EDIT)
 
-    def revert(self: _Stored, reflection_id: str, why: str) -> Reflection | None:
+    def revert(
+        self: _Stored, reflection_id: str, why: str, to: int | None = None
+    ) -> Reflection | None:
         raise CannotCurate(self.kind, REVERT)
 
     def bring_in(self: _Stored, reflections: Sequence[Reflection], why: str) -> int:
@@ -146,6 +148,9 @@ class ReadOnly:
 
     def history(self: _Stored, reflection_id: str) -> list[Change]:
         raise CannotCurate(self.kind, HISTORY)
+
+    def changed_ids(self: _Stored) -> list[str]:
+        return []  # it keeps no history
 
     def credits(self: _Stored) -> dict[str, Credit]:
         raise CannotCurate(self.kind, CREDIT)

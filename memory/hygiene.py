@@ -1,11 +1,20 @@
-"""A cheap check of a reflection before it is stored: does it say anything specific? A lesson
-that names nothing from the task or from what the check found ("I will be more careful next
-time") is stored with a flag saying why, so it can be found and forgotten. No model is called.
+"""Cheap checks of a lesson before it is stored, of every kind (a reflection, an exemplar, a
+rule, the cheatsheet, an item, a skill). Does it say anything specific? A lesson that names
+nothing from the task or from what the check found ("I will be more careful next time") is
+stored with a flag saying why, so it can be found and forgotten. Is it a lesson at all? A reply
+that copies the prompt's blanks back (`<a few words>`, or `*` for every field) is refused. No
+model is called.
 
     >>> vague("Be more careful.", "Write f(x) returning x squared.", "f(2) returned 2, not 4")
     'too short to be specific (3 words)'
     >>> vague("I should have squared x: f(2) must return 4, not 2.",
     ...       "Write f(x) returning x squared.", "f(2) returned 2, not 4")
+    ''
+    >>> placeholder("<a few words>. When: <when it applies>. Do: <what to do>.")
+    "echoes the prompt's placeholder '<a few words>'"
+    >>> placeholder("*. When: *. Do: *.")
+    "echoes the prompt's placeholders: a part with no word ('*.')"
+    >>> placeholder("Signs. When: subtracting. Do: check the order.")
     ''
 """
 
@@ -21,6 +30,10 @@ failed first from have into make more must next need should task than that their
 there these this time were what when will with would your
 """
 COMMON = frozenset(_COMMON.split())  # words every lesson may use
+# A prompt's blank: three words or more, in lower case, between angle brackets ("<a few words>",
+# "<what to do, in one or two sentences>"); `<n>` or `vector<int>` are not blanks.
+BLANK = re.compile(r"<[a-z]+(?:,? [a-z]+){2,}>")
+PARTS = re.compile(r"\b(?:title|when|do)\s*:", re.IGNORECASE)  # an item's fields
 
 
 def vague(text: str, task: str, feedback: str) -> str:
@@ -33,4 +46,17 @@ def vague(text: str, task: str, feedback: str) -> str:
     context = set(WORD.findall(f"{task}\n{feedback}".lower())) - COMMON
     if not own & context:
         return "names nothing from the task or from what the check found"
+    return ""
+
+
+def placeholder(text: str) -> str:
+    """Why `text` is a prompt's blanks copied back rather than a lesson ("" when it is not): it
+    holds a blank (see BLANK), or one of its parts (an item's title, when and do) holds no word
+    or number at all (see the module's examples)."""
+    found = BLANK.search(text)
+    if found:
+        return f"echoes the prompt's placeholder {found[0]!r}"
+    for part in (p.strip() for p in PARTS.split(text)):
+        if part and not re.search(r"[^\W_]", part):  # no letter or digit: `*`, `...`
+            return f"echoes the prompt's placeholders: a part with no word ({part!r})"
     return ""

@@ -22,7 +22,16 @@ from pathlib import Path
 from typing import Any, Self
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
-from reflexion.core.curation import EDIT, FORGET, HISTORY, IMPORT, REVERT, Change
+from reflexion.core.curation import (
+    EDIT,
+    FORGET,
+    HISTORY,
+    IMPORT,
+    REVERT,
+    Change,
+    lesson_text,
+    restored,
+)
 from reflexion.core.errors import UsageError
 from reflexion.core.jsonl import JsonlLog, read_jsonl
 from reflexion.core.records import Recalled, RecallScope, Reflection
@@ -169,16 +178,16 @@ class WindowMemory(ReadOnly):
         if old is None:
             msg = f"no reflection with id {reflection_id!r} in {self.location}"
             raise UsageError(msg)
-        new = dataclasses.replace(old, text=text)
+        new = dataclasses.replace(old, text=lesson_text(text))
         self._change(reflection_id, EDIT, why, new)
         return new
 
-    def revert(self, reflection_id: str, why: str) -> Reflection | None:
+    def revert(self, reflection_id: str, why: str, to: int | None = None) -> Reflection | None:
         done = self.history(reflection_id)
         if not done:
             msg = f"reflection {reflection_id!r} has no change to revert in {self.location}"
             raise UsageError(msg)
-        before = done[-1].before
+        before = restored(done, to).before
         self._change(reflection_id, REVERT, why, before)
         return before
 
@@ -191,6 +200,11 @@ class WindowMemory(ReadOnly):
         """Every change to this lesson, oldest first."""
         with self._lock:
             return list(self._changes.get(reflection_id, []))
+
+    def changed_ids(self) -> list[str]:
+        """Every lesson id with a change in the file, stored now or forgotten."""
+        with self._lock:
+            return sorted(self._changes)
 
     def _change(self, rid: str, action: str, why: str, after: Reflection | None) -> None:
         """The one change with history (a person's or the run's): `after` in place of the lesson

@@ -27,6 +27,7 @@ from reflexion.core import (
     Call,
     Embedder,
     Env,
+    Kind,
     Memory,
     Message,
     Recalled,
@@ -51,6 +52,7 @@ if _typing.TYPE_CHECKING:
     from memory.registry import register_backend
     from reflexion.actor.chat import ChatActor
     from reflexion.actor.prompts import generate_messages
+    from reflexion.agent import GraphActor, ReflexionMemory, ReflexionRetriever
     from reflexion.experiment import arun, run
     from reflexion.models.registry import load_model
     from reflexion.runner.config import RunConfig
@@ -66,6 +68,9 @@ _LAZY = {
     "arun": "reflexion.experiment",
     "ChatActor": "reflexion.actor.chat",  # the actor a run builds around a chat model
     "generate_messages": "reflexion.actor.prompts",  # what that actor asks for a first answer
+    "ReflexionMemory": "reflexion.agent",  # the memory in your own agent (docs/own-agent.md)
+    "ReflexionRetriever": "reflexion.agent",
+    "GraphActor": "reflexion.agent",
     "load_model": "reflexion.models.registry",
     "make_env": "envs.registry",
     "register_env": "envs.registry",
@@ -114,13 +119,17 @@ __all__ = [
     "ChromaMemory",
     "Embedder",
     "Env",
+    "GraphActor",
     "HashEmbedder",
+    "Kind",
     "Memory",
     "Message",
     "Recalled",
     "RecallScope",
     "Reflection",
     "ReflexionError",
+    "ReflexionMemory",
+    "ReflexionRetriever",
     "RunConfig",
     "Score",
     "Step",

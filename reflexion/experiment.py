@@ -28,9 +28,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from reflexion.core.protocols import Actor, Env, Memory
-from reflexion.core.records import TaskResult
 from reflexion.core.runfolder import RunFolder
-from reflexion.report.build import Report, write_report
+from reflexion.report.build import Report, run_pricing, write_report
+from reflexion.report.folders import trial_record
 from reflexion.report.paired import Pair, all_pairs
 from reflexion.report.summary import Summary, format_table, summarize
 from reflexion.runner.config import RunConfig
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 
 class Results(RunResults):
-    """What `run` returns: the run's TaskResults (a list, as before), and their comparison.
+    """What `run` returns: the run folder's TaskResults (a list, as before; a resume that asks
+    for fewer strategies gets the others' too), and their comparison.
     `report` holds the files written (None with `run(..., report=False)`, or when no trial
     finished); `config` is the run folder's config.json."""
 
@@ -58,7 +59,8 @@ class Results(RunResults):
             return self.report.summaries
         c = self.config
         order, episodes = c.get("strategies", ()), c.get("episodes")
-        return summarize(self, order, episodes, task_tokens=c.get("task_tokens"))
+        cost = run_pricing(dict(c))
+        return summarize(self, order, episodes, task_tokens=c.get("task_tokens"), pricing=cost)
 
     @cached_property
     def pairs(self) -> list[Pair]:
@@ -80,12 +82,7 @@ class Results(RunResults):
     def records(self) -> list[dict[str, Any]]:
         """One flat dict per trial, for `pandas.DataFrame(results.records())`: a TaskResult's
         fields but its curve, with `tokens` (input + output) and `errors` as one string."""
-        return [_record(r) for r in self]
-
-
-def _record(r: TaskResult) -> dict[str, Any]:
-    row = {k: v for k, v in r.to_dict().items() if k not in ("curve", "errors")}
-    return row | {"tokens": r.input_tokens + r.output_tokens, "errors": "; ".join(r.errors)}
+        return [trial_record(r) for r in self]
 
 
 async def arun(
@@ -127,11 +124,13 @@ run.__name__ = run.__qualname__ = "run"
 
 
 def compared(done: RunResults, report: bool = True) -> Results:
-    """`done`'s results with their comparison, written into the run folder with `report`."""
-    results = Results(done)
+    """Every result in `done`'s run folder with their comparison, written into the folder with
+    `report`: a resume that asked for fewer strategies compares what the folder holds, so the
+    report and comparison.json never lose a strategy (`done.resume.also()` names them)."""
+    folder = done.folder
+    results = Results(done if folder is None else RunFolder(folder).results())
     results.stopped, results.folder = done.stopped, done.folder
     results.resume, results.loads = done.resume, done.loads
-    folder = done.folder
     if folder is not None:
         results.config = RunFolder(folder).load_config() or {}
         if report and results:

@@ -49,10 +49,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import beta
 
-from reflexion.core.records import TaskResult
-from reflexion.report.paired import mcnemar_p, pair
-from reflexion.report.stats import RESAMPLES, bootstrap_rows
-from reflexion.report.summary import align
+from reflexion import TaskResult
+from reflexion.report import RESAMPLES, align, bootstrap_rows, mcnemar_p, pair
 
 Outcomes = npt.NDArray[np.bool_]  # runs x tasks, True: passed
 Matrix = npt.NDArray[np.float64]

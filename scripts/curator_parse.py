@@ -26,11 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from reflexion.actor.chat import ChatActor
-from reflexion.core.records import Attempt, Kind, Reflection, Score, Task
+import reflexion.strategies as designs
+from reflexion import Attempt, ChatActor, Kind, Reflection, Score, Task, load_model
 from reflexion.models import DEFAULT_MODEL
-from reflexion.models.registry import load_model
-from reflexion.strategies import bank, cheatsheet, insights
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
 FORMS = ("text", "json")
@@ -56,7 +54,7 @@ def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
     """Change `board` as the design would; whether the whole reply was used, and why not."""
     shown = board.shown()
     if kind == Kind.RULE:
-        read = insights.json_edits if form == "json" else insights.parse_edits
+        read = designs.insights.json_edits if form == "json" else designs.insights.parse_edits
         edits, bad = read(reply, [r.id for r in shown])
         for e in edits:
             apply_rule(board, e.op, e.target, e.text)
@@ -64,20 +62,22 @@ def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
     if kind == Kind.CHEATSHEET:
         old = shown[0].text if shown else ""
         if form == "json":
-            text, skipped = cheatsheet.updated(old, reply)
+            text, skipped = designs.cheatsheet.updated(old, reply)
             why = "; ".join(skipped)
         else:
-            text, why = cheatsheet.new_sheet(reply, old)
+            text, why = designs.cheatsheet.new_sheet(reply, old)
         if text and text != old:
             board.lessons = [lesson(0, text, kind)]
         return not why and bool(text), why[:200]
-    items, malformed = (bank.json_items if form == "json" else bank.parse_items)(reply)
+    items, malformed = (designs.bank.json_items if form == "json" else designs.bank.parse_items)(
+        reply
+    )
     board.lessons += [lesson(len(board.lessons), t, kind) for t in items]
     return bool(items) and not malformed, f"{malformed} malformed" if malformed else ""
 
 
 def apply_rule(board: Board, op: str, target: str | None, text: str) -> None:
-    if op == "add" and len(board.lessons) < insights.MAX_RULES:
+    if op == "add" and len(board.lessons) < designs.insights.MAX_RULES:
         board.lessons.append(lesson(len(board.lessons) + 100, text, Kind.RULE, 2))
         return
     for i, r in enumerate(board.lessons):

@@ -9,7 +9,8 @@ Rooms and layers (a room may import its own modules and any lower layer, nothing
     3  reflexion.actor                     the model's roles: prompts, replies, retries, rollouts
     4  reflexion.runner                    the run: settings, set-up, schedule, cluster, budget
     5  reflexion.curate                    curating stored lessons (`memory`, the web memory page)
-    6  reflexion.report
+    6  reflexion.report,                   the report; the memory in your own agent (`agent`:
+       reflexion.agent                     ReflexionMemory, its retriever, GraphActor)
     7  reflexion.web                       the web page (`reflexion serve`)
     8  reflexion.cli
     9  reflexion (the package's __init__ and __main__: the public API)
@@ -41,6 +42,7 @@ ROOMS = {
     "reflexion.runner": 4,
     "reflexion.curate": 5,
     "reflexion.report": 6,
+    "reflexion.agent": 6,
     "reflexion.web": 7,
     "reflexion.cli": 8,
     "reflexion": 9,

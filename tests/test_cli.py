@@ -170,7 +170,7 @@ def test_the_installed_command_reports_errors_without_a_traceback(tmp_path: Path
         timeout=60,
     )
     assert proc.returncode == 2
-    known = "constrained, cooking, game24, humaneval, jsonl, python, quadratic, textworld"
+    known = "constrained, cooking, game24, humaneval, jsonl, python, quadratic, sql, textworld"
     assert proc.stderr.strip() == f"reflexion: error: unknown env 'nope'; known: {known}"
     assert "Traceback" not in proc.stderr
 
@@ -387,7 +387,8 @@ def help_sections(argv: list[str], capsys) -> dict[str, list[str]]:
 def test_compare_help_lists_every_option_under_its_group(capsys) -> None:
     import dataclasses
 
-    from reflexion.runner.config import GROUPS, RunConfig, flag_of
+    from reflexion.runner.config import GROUPS, RunConfig
+    from reflexion.runner.parsers import flag_of
 
     fields = [f for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
     assert [f.name for f in fields if f.metadata["group"] not in GROUPS] == []

@@ -37,8 +37,9 @@ def test_the_runs_and_a_run_page_show_the_comparison(run_dir: Path) -> None:
     index = web.get("/").text
     assert 'href="/runs/hostile"' in index and "keywords" in index
     page = web.get("/runs/hostile").text
-    for shown in ("Results", "Paired, on the same tasks", "reflexion vs single", "k0", "k1"):
+    for shown in ("Results", "Paired differences, on the same tasks", "k0", "k1"):
         assert shown in page
+    assert 'title="reflexion vs single: tasks 2, B - A [95% CI] +0.0 pts' in page
     assert 'href="/runs/hostile/tasks/k0"' in page and "/runs/hostile/memory" in page
 
 
@@ -216,7 +217,7 @@ def test_the_memory_page_filters_by_kind(kinds_dir: Path) -> None:
     found = web.get("/runs/kinds/memory", params={"kind": "rule", "q": "apple river"}).text
     hits = found.split("Most similar to")[1].split("lessons of kind")[0]
     assert "rule (3 votes)" in hits and "exemplar" not in hits  # the search keeps the kind
-    assert 'name="kind" value="rule"' in found
+    assert '<option value="rule" selected="selected">rule</option>' in found  # the form keeps it
     bad = web.get("/runs/kinds/memory", params={"kind": "<b>rules"})
     assert bad.status_code == 404 and "kind must be one of reflection, exemplar, rule" in bad.text
     assert "<b>rules" not in bad.text

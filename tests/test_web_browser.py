@@ -5,73 +5,28 @@ test-artifacts/. Skipped, with the reason, where no Chromium is installed."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from chroma_server import free_port
+from browser import ARTIFACTS, launched, serving, skip_without_chromium
 from web_runs import HOSTILE, hostile_run
 
-CHROMIUM = os.environ.get("REFLEXION_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-# as root, and on a machine with no network: no sandbox, and none of Chromium's own calls home
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
-
-if not Path(CHROMIUM).is_file():
-    pytest.skip(
-        f"no Chromium at {CHROMIUM}: apt install chromium (scripts/setup.sh does, where it can)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+sync_api = skip_without_chromium()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`reflexion serve --allow-edit` on the hostile run, as a user starts it."""
     run_dir = hostile_run(tmp_path_factory.mktemp("browser") / "hostile")
-    port = free_port()
-    command = [sys.executable, "-m", "reflexion", "serve", str(run_dir), "--port", str(port)]
-    proc = subprocess.Popen([*command, "--allow-edit"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        assert "serving 1 runs on http://127.0.0.1:" in proc.stdout.readline()
-        _wait_for(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def _wait_for(port: int) -> None:
-    for _ in range(100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    pytest.fail(f"the server did not listen on {port}")
+    with serving(run_dir, "--allow-edit") as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
+    with launched(sync_api) as launched_browser:
+        yield launched_browser
 
 
 def test_a_user_clicks_from_the_runs_to_a_task_and_sees_hostile_text_as_text(
@@ -81,7 +36,7 @@ def test_a_user_clicks_from_the_runs_to_a_task_and_sees_hostile_text_as_text(
     page.goto(server)
     page.get_by_role("link", name="hostile").click()
     assert page.get_by_role("heading", name="Results").is_visible()
-    assert page.get_by_role("cell", name="reflexion vs single").is_visible()
+    assert page.locator('td[data-row="reflexion"][data-col="single"]').is_visible()
     page.get_by_role("link", name="k0", exact=True).click()
     headings = page.locator("h2").all_inner_texts()
     assert headings == ["single", "self-refine", "reflexion"]

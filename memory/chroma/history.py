@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from memory.chroma.credit import COUNTS, EXTRAS, Rows
-from reflexion.core.curation import EDIT, FORGET, IMPORT, REVERT, Change
+from reflexion.core.curation import EDIT, FORGET, IMPORT, REVERT, Change, lesson_text, restored
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Reflection
 
@@ -73,6 +73,13 @@ class Versions:
     def of(self, rid: str) -> list[Change]:
         """The changes to `rid`, oldest first."""
         return [change for change, _ in self.with_extras(rid)]
+
+    def ids(self) -> list[str]:
+        """Every lesson id with a change logged, sorted."""
+        if self._collection is None:
+            return []
+        res = self._collection.get(include=["metadatas"])
+        return sorted({str(meta["reflection_id"]) for meta in res["metadatas"] or []})
 
     def with_extras(self, rid: str) -> list[tuple[Change, dict[str, Any]]]:
         """The changes to `rid`, oldest first, each with the row's extras before it."""
@@ -185,20 +192,24 @@ class History:
             msg = f"no reflection with id {reflection_id!r} in {self.location}"
             raise UsageError(msg)
         merged = {k: v for k, v in extras_of(self, old.id).items() if k == "merged"}
-        new = dataclasses.replace(old, text=text)
+        new = dataclasses.replace(old, text=lesson_text(text))
         self._change(EDIT, why, [(old.id, new)])
         set_extras(self, new.id, merged)
         return new
 
-    def revert(self: _Store, reflection_id: str, why: str = "revert") -> Reflection | None:
-        """Undo the latest change to a reflection; returns the reflection as it is now, or None
-        when the change undone was its import."""
+    def revert(
+        self: _Store, reflection_id: str, why: str = "revert", to: int | None = None
+    ) -> Reflection | None:
+        """Undo the latest change to a reflection, or bring back what it was before change `to`
+        (its credit then too); returns the reflection as it is now, or None when it was not
+        stored before that change (its import)."""
         with self.changelog() as log:
             changes = log.with_extras(reflection_id)
         if not changes:
             msg = f"reflection {reflection_id!r} has no change to revert in {self.location}"
             raise UsageError(msg)
-        undone, extras = changes[-1]
+        undone = restored([change for change, _ in changes], to)
+        extras = changes[undone.number - 1][1]
         self._change(REVERT, why, [(reflection_id, undone.before)])
         if undone.before is not None:
             set_extras(self, reflection_id, extras)
@@ -213,6 +224,11 @@ class History:
         """Every change to this lesson, oldest first."""
         with self.changelog() as log:
             return log.of(reflection_id)
+
+    def changed_ids(self: _Store) -> list[str]:
+        """Every lesson id with a change in the log, stored now or forgotten."""
+        with self.changelog() as log:
+            return log.ids()
 
     def revise(self: _Store, reflection: Reflection, why: str) -> None:
         """Store `reflection` in place of the lesson with its id (a rule's new text or votes, a

@@ -93,8 +93,8 @@ class RetryPolicy:
                 continue
             return Outcome(value, None, n)
         assert last is not None
-        attempts = self.retries + 1
-        return Outcome(None, f"{self._describe(last)} (gave up after {attempts} attempts)", n)
+        tries = f"{self.retries + 1} attempt{'s' * (self.retries > 0)}"
+        return Outcome(None, f"{self._describe(last)} (gave up after {tries})", n)
 
     def _describe(self, exc: BaseException) -> str:
         text = str(exc).strip() or (

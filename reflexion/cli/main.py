@@ -27,7 +27,7 @@ from reflexion.core.version import VERSION
 COMMAND_MODULES = {
     "run": "run",
     "compare": "run",
-    "report": "run",
+    "report": "report",
     "diff": "diff",
     "memory": "memory",
     "models": "models",
@@ -35,6 +35,7 @@ COMMAND_MODULES = {
 }
 ADDERS = {
     "run": "add_run_parsers",
+    "report": "add_report_parser",
     "diff": "add_diff_parser",
     "memory": "add_memory_parser",
     "models": "add_models_parser",
@@ -79,9 +80,9 @@ def dispatch(args: argparse.Namespace) -> int:
             raise UsageError(msg)
         return cmd_run(args, strategies)
     if args.command == "report":
-        from reflexion.cli.run import cmd_report
+        from reflexion.cli.report import cmd_report
 
-        return cmd_report(args.run)
+        return cmd_report(args)
     if args.command == "diff":
         from reflexion.cli.diff import cmd_diff
 

@@ -25,11 +25,11 @@ from reflexion.core.curation import CREDIT, Chosen, Credit, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.records import KINDS, Reflection, is_own
 from reflexion.curate.lessons import (
-    Recall,
+    Recollection,
     credits_in,
     holder,
     pick_task,
-    recalls_of,
+    recollections,
     search_sources,
     task_label,
     unknown,
@@ -107,8 +107,8 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
-    """Each store's lessons that pass the filters; --limit cuts each store's list, and says
-    how many it left out."""
+    """Each store's lessons that pass the filters (a store they leave no lesson in is left out);
+    --limit cuts each store's list, and says how many it left out."""
     chosen = Chosen(kind=args.kind, strategy=args.strategy)
     if args.task:
         tasks = [(r.env, r.task_id) for store in stores for r in store.lessons()]
@@ -119,8 +119,11 @@ def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
         if args.strategy not in known:
             what = "lessons of strategy"
             raise unknown(what, args.strategy, known, args.path)
-    for store in stores:
-        lessons, credit = store.lessons(chosen), credits_in(store)
+    found = [(store, store.lessons(chosen)) for store in stores]
+    if chosen != Chosen():  # a filter: only the stores it leaves lessons in (at least one line)
+        found = [(store, lessons) for store, lessons in found if lessons] or found[:1]
+    for store, lessons in found:
+        credit = credits_in(store)
         shown = lessons[: args.limit]
         more = f" (the first {len(shown)}: --limit {args.limit})" * (len(shown) < len(lessons))
         print(f"{len(lessons)} reflections in {store.label}{more}")
@@ -130,7 +133,7 @@ def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
 
 def _show(args: argparse.Namespace, stores: list[Curated]) -> None:
     store, found = holder(stores, args.id, args.path)
-    print(_describe(found, recalls_of(args.path, found.id)))
+    print(_describe(found, recollections(args.path, found.id)))
     if CREDIT in store.can:
         print(f"credit: {store.credits().get(found.id, Credit())}")
     for twin in store.merged_from(found.id):
@@ -153,18 +156,23 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     )
 
 
-def _describe(r: Reflection, recalls: list[Recall]) -> str:
+def _describe(r: Reflection, recalls: list[Recollection]) -> str:
     lines = [
         f"{k}: {utc(v) if k == 'created' else v}" for k, v in r.to_dict().items() if k != "text"
     ]
     lines += ["", r.text, ""]
     if not recalls:
         lines.append("never recalled in this run folder's trace")
-    for step, similarity, after, source in recalls:
-        sim = "n/a" if similarity is None else f"{similarity:.3f}"
-        # "helped" compares the attempt made with this lesson in context to the one it was
-        # written about: a hint, not a causal claim (other lessons were recalled alongside).
-        outcome = "" if after is None else f", score {r.score:.4g} -> {after:.4g}"
+    for seen in recalls:
+        step, source = seen.step, seen.source
+        sim = "n/a" if seen.similarity is None else f"{seen.similarity:.3f}"
+        # the attempt made with this lesson in context against the recalling trial's previous
+        # one: a hint, not a causal claim (other lessons were recalled alongside)
+        outcome = ""
+        if seen.after is not None and seen.before is None:
+            outcome = f", first attempt scored {seen.after:.4g}"
+        elif seen.after is not None and seen.before is not None:
+            outcome = f", score {seen.before:.4g} -> {seen.after:.4g}"
         lines.append(
             f"recalled by {step.strategy} task {step.task_id} seed {step.seed} "
             f"episode {step.episode} (similarity {sim}{outcome}"

@@ -19,19 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER, Access
+from reflexion.cli.common import typed
 from reflexion.core.curation import EDIT, FORGET, HISTORY, IMPORT, REVERT, Chosen, Curated, require
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Reflection
 from reflexion.curate.lessons import (
+    changed,
     holder,
     pick_task,
     plural,
     reflection_from,
     task_label,
     utc,
-    with_history,
 )
 from reflexion.curate.stores import importing, opened
+from reflexion.runner.parsers import positive
 
 EDIT_VERBS = ("forget", "edit", "history", "revert", "import")
 
@@ -41,7 +43,7 @@ def add_edit_verbs(verbs: Any) -> None:
         "forget": "remove reflections (by ID, --task, --run, --before), kept in their history",
         "edit": "give a reflection new text (embedded again), the old one kept in its history",
         "history": "every change to a reflection: what it was before, when and why",
-        "revert": "undo the latest change to a reflection",
+        "revert": "undo the latest change to a reflection (--to N: go back to before change N)",
         "import": "load reflections from a JSONL export (memory export)",
     }
     for verb in EDIT_VERBS:
@@ -60,6 +62,14 @@ def add_edit_verbs(verbs: Any) -> None:
             p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
         if verb == "edit":
             p.add_argument("--text", required=True, help="the new text")
+        if verb == "revert":
+            p.add_argument(
+                "--to",
+                type=typed(positive),
+                metavar="N",
+                help="bring back the lesson as it was before change #N of its history "
+                "(default: undo the latest change)",
+            )
         if verb != "history":
             p.add_argument("--why", default="", help="the reason, kept with the change")
         p.add_argument("--chroma-url", help="a Chroma server instead of a folder")
@@ -86,21 +96,16 @@ def cmd_memory_edit(args: argparse.Namespace) -> int:
             _history(*_changed(stores, args.id, args.path, HISTORY))
         else:
             store, rid = _changed(stores, args.id, args.path, REVERT)
-            now = store.revert(rid, args.why)
-            print(f"reverted {rid}: " + ("not stored now" if now is None else now.text))
+            now = store.revert(rid, args.why, args.to)
+            to = "" if args.to is None else f" to #{args.to}"
+            print(f"reverted {rid}{to}: " + ("not stored now" if now is None else now.text))
     return 0
 
 
 def _changed(stores: list[Curated], rid: str, where: Path, verb: str) -> tuple[Curated, str]:
-    """The store that holds `rid` or kept it in its history, able to do `verb`, and the full
-    id. A forgotten lesson is named by its whole id: only the lessons held now are listed, so
-    only theirs can be shortened."""
-    store = with_history(stores, rid)
-    if store is None:
-        rid = holder(stores, rid, where)[1].id  # a unique prefix; else raises, naming ids
-        store = with_history(stores, rid)
-    if store is None:  # holder found it in one of these stores
-        raise AssertionError(rid)
+    """The store that holds `rid` or kept it in its history (a forgotten lesson's prefix is
+    enough too), able to do `verb`, and the full id."""
+    store, rid = changed(stores, rid, where)
     require(store, verb)
     return store, rid
 

@@ -1,8 +1,7 @@
-"""`reflexion run`, `compare` and `report`. Their options come from RunConfig's fields, where
-each setting is declared once with its help, limits and default.
+"""`reflexion run` and `compare`. Their options come from RunConfig's fields, where each
+setting is declared once with its help, limits and default (`report` is in cli/report.py).
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
-    reflexion report runs/quadratic-20261122-120000
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reflexion.cli.common import EXIT_STOPPED, typed
-from reflexion.core.errors import UsageError
-from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig, flag_of
+from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig
+from reflexion.runner.parsers import flag_of
 
 if TYPE_CHECKING:
     from reflexion.report.build import Report
@@ -39,10 +38,6 @@ def add_run_parsers(sub: Any) -> None:
         "learn across tasks are asked for by name)",
     }
     add_config_options(compare, ("--strategies", several))
-    report = sub.add_parser(
-        "report", help="rebuild a run folder's report (plots, report.md, report.html)"
-    )
-    report.add_argument("run", type=Path, help="a run folder with results.jsonl")
 
 
 def add_config_options(p: argparse.ArgumentParser, strategies: tuple[str, dict[str, Any]]) -> None:
@@ -89,7 +84,7 @@ def option_of(f: dataclasses.Field[Any]) -> tuple[str, dict[str, Any]]:
 
 def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
     from reflexion.core.runfolder import RunFolder
-    from reflexion.report.build import write_report
+    from reflexion.report.build import run_pricing, write_report
     from reflexion.report.summary import format_table, summarize
     from reflexion.runner.execute import blocking, execute
 
@@ -98,16 +93,21 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
     # echo: what the run loaded, and what a resume found
     results = blocking(execute)(config, progress=not args.no_progress, echo=_note)
     out = results.folder or Path(str(config.out))
+    saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
+    if config.price:  # a price given now holds over the folder's (it changes no trial)
+        saved |= {"price": config.price}
     if not results:
         print("no trial finished")
     elif args.command == "compare":
-        saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
-        report = write_report(out, results, saved)
+        # the whole folder: a resume that asked for fewer strategies keeps the others' rows
+        report = write_report(out, RunFolder(out).results(), saved)
         print(format_table(report.summaries))
         print_more(report)
         print(f"comparison: {report.files[0]}\nreport: {report.files[-1]}")
     else:
-        print(format_table(summarize(results, strategies, task_tokens=config.task_tokens)))
+        cost = run_pricing(saved)
+        summaries = summarize(results, strategies, task_tokens=config.task_tokens, pricing=cost)
+        print(format_table(summaries))
     print(f"run folder: {out}")
     if results.stopped is not None:
         print(results.stopped.message(), file=sys.stderr)
@@ -135,21 +135,3 @@ def print_more(report: Report) -> None:
         )
     if report.memory:
         print(f"\n{format_memory(report.memory)}")
-
-
-def cmd_report(folder: Path) -> int:
-    """Rebuild comparison.json, the plots, report.md and report.html from results.jsonl."""
-    from reflexion.core.runfolder import RunFolder
-    from reflexion.report.build import write_report
-    from reflexion.report.summary import format_table
-
-    results = RunFolder(folder).results()
-    if not results:
-        msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
-        raise UsageError(msg)
-    config = RunFolder(folder).load_config() or {"env": results[0].env, "run_id": results[0].run_id}
-    report = write_report(folder, results, config)
-    print(format_table(report.summaries))
-    print_more(report)
-    print(f"report: {report.files[-1]}")
-    return 0

@@ -107,6 +107,47 @@ class Change(Record):
     before: Reflection | None
 
 
+def restored(changes: Sequence[Change], to: int | None) -> Change:
+    """The change a revert undoes: the latest, or with `to`, change number `to` (the lesson as it
+    was before it comes back); a UsageError names the numbers there are.
+
+    >>> done = [Change("r1", n, "edit", 0.0, "", None) for n in (1, 2, 3)]
+    >>> restored(done, None).number, restored(done, 1).number
+    (3, 1)
+    >>> restored(done, 4)
+    Traceback (most recent call last):
+    ...
+    reflexion.core.errors.UsageError: revert --to 4: reflection 'r1' has changes #1 to #3
+    """
+    if not changes:
+        msg = "a lesson with no change has nothing to revert"
+        raise UsageError(msg)
+    if to is None:
+        return changes[-1]
+    if not 1 <= to <= len(changes):
+        rid, last = changes[-1].reflection_id, len(changes)
+        numbers = "change #1" if last == 1 else f"changes #1 to #{last}"
+        msg = f"revert --to {to}: reflection {rid!r} has {numbers}"
+        raise UsageError(msg)
+    return changes[to - 1]
+
+
+def lesson_text(text: str) -> str:
+    """A lesson's new text, refused when there is none: an empty lesson would still be recalled.
+
+    >>> lesson_text("  Check the sign. ")
+    'Check the sign.'
+    >>> lesson_text(" ")
+    Traceback (most recent call last):
+    ...
+    reflexion.core.errors.UsageError: the new text is empty: to remove a lesson, forget it
+    """
+    if not text.strip():
+        msg = "the new text is empty: to remove a lesson, forget it"
+        raise UsageError(msg)
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class Chosen(Record):
     """Which lessons a command acts on: every condition given must hold (none: all lessons).
@@ -169,13 +210,20 @@ class Curated(Protocol):
 
     def edit(self, reflection_id: str, text: str, why: str) -> Reflection: ...
 
-    def revert(self, reflection_id: str, why: str) -> Reflection | None:
-        """Undo the latest change; returns the lesson as it is now (None: not stored)."""
+    def revert(self, reflection_id: str, why: str, to: int | None = None) -> Reflection | None:
+        """Undo the latest change, or with `to`, bring back the lesson as it was before its
+        change number `to` (as `history` numbers them); returns the lesson as it is now (None:
+        not stored). Either way the revert is itself a change."""
         ...
 
     def bring_in(self, reflections: Sequence[Reflection], why: str) -> int: ...
 
     def history(self, reflection_id: str) -> list[Change]: ...
+
+    def changed_ids(self) -> list[str]:
+        """The id of every lesson with a change in its history, stored now or not (a forgotten
+        lesson is named by them, a prefix of its id included)."""
+        ...
 
     def credits(self) -> dict[str, Credit]: ...
 

@@ -16,15 +16,16 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from reflexion.core.curation import CREDIT, Credit, Curated
+from reflexion.core.curation import CREDIT, HISTORY, Credit, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Recalled, Reflection, Step
 from reflexion.core.runfolder import RunFolder
 
-Recall = tuple[Step, float | None, float | None, str]  # the step, similarity, next score, source
 SHOWN = 8  # ids named in full when a prefix is ambiguous
+ID_LIKE = 0.4  # how alike (difflib's ratio) a stored id must be to be named as the closest
 
 
 def task_label(env: str, task_id: str) -> str:
@@ -44,10 +45,15 @@ def pick_task(text: str, tasks: Iterable[tuple[str, str]], where: object) -> tup
     raise unknown(what, text, labels, where)
 
 
-def unknown(what: str, given: str, known: Sequence[str], where: object) -> UsageError:
-    """`no WHAT 'GIVEN' in WHERE; closest: ...`, the three known names most like `given`."""
-    near = difflib.get_close_matches(given, list(dict.fromkeys(known)), n=3, cutoff=0.0)
+def unknown(
+    what: str, given: str, known: Sequence[str], where: object, cutoff: float = 0.0
+) -> UsageError:
+    """`no WHAT 'GIVEN' in WHERE; closest: ...`, the three known names most like `given` (and at
+    least `cutoff` alike, by difflib's ratio: a made-up id is like no stored one)."""
+    near = difflib.get_close_matches(given, list(dict.fromkeys(known)), n=3, cutoff=cutoff)
     hint = f"; closest: {', '.join(near)}" if near else f"; it holds no {what}"
+    if known and not near:
+        hint = f"; none is close (`reflexion memory list {where}` lists them)"
     return UsageError(f"no {what} {given!r} in {where}{hint}")
 
 
@@ -68,9 +74,10 @@ def _held(stores: Sequence[Curated], rid: str) -> tuple[Curated, Reflection] | N
     return None
 
 
-def full_id(stores: Sequence[Curated], given: str, where: object) -> str:
-    """The id of the one lesson whose id starts with `given`; a UsageError naming the matches
-    when several do, or the closest ids when none does.
+def full_id(stores: Sequence[Curated], given: str, where: object, also: Iterable[str] = ()) -> str:
+    """The id of the one lesson whose id starts with `given`, among the stores' lessons and the
+    ids `also` (forgotten lessons' that a history keeps); a UsageError naming the matches when
+    several do, or the closest ids when none does.
 
     >>> class Store:  # a stand-in: full_id reads only `lessons()`
     ...     def lessons(self):
@@ -84,17 +91,30 @@ def full_id(stores: Sequence[Curated], given: str, where: object) -> str:
     ...     print(exc)
     id '3f9a' is ambiguous in x: 2 lessons start with it (3f9a01, 3f9a77)
     """
-    every = sorted({r.id for store in stores for r in store.lessons()})
+    every = sorted({r.id for store in stores for r in store.lessons()} | set(also))
     matches = [rid for rid in every if rid.startswith(given)] if given else []
     if given in matches or len(matches) == 1:
         return given if given in matches else matches[0]
     if not matches:
         what = "reflection with id"
-        raise unknown(what, given, every, where)
+        raise unknown(what, given, every, where, cutoff=ID_LIKE)
     more = len(matches) - SHOWN
     shown = ", ".join(matches[:SHOWN]) + (f" and {more} more" if more > 0 else "")
     msg = f"id {given!r} is ambiguous in {where}: {len(matches)} lessons start with it ({shown})"
     raise UsageError(msg)
+
+
+def changed(stores: Sequence[Curated], given: str, where: object) -> tuple[Curated, str]:
+    """The store that holds lesson `given` (its id, or a prefix of one id alone) or kept it in
+    its history, forgotten lessons included, and the full id; a UsageError as `full_id`'s."""
+    store = with_history(stores, given)
+    if store is None:
+        kept = [rid for s in stores if HISTORY in s.can for rid in s.changed_ids()]
+        given = full_id(stores, given, where, kept)
+        store = with_history(stores, given)
+    if store is None:  # full_id found it among these stores' lessons and histories
+        raise AssertionError(given)
+    return store, given
 
 
 def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
@@ -131,9 +151,23 @@ def search_sources(stores: Sequence[Curated], text: str, k: int, embedder: str) 
     return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
 
 
-def recalls_of(path: Path, reflection_id: str) -> list[Recall]:
-    """Every recall step in the run's trace that returned this reflection: the step, its
-    similarity, and the visible score of the attempt made in that episode."""
+@dataclass(frozen=True)
+class Recollection:
+    """One recall of a lesson, as the run's trace tells it: the recall step, its similarity,
+    the visible score of the recalling trial's attempt before it (None: the episode was its
+    first) and of the attempt made with it, and where the lesson came from."""
+
+    step: Step
+    similarity: float | None
+    before: float | None
+    after: float | None
+    source: str  # "this task, this run", ... ("" in traces made before it was kept)
+
+
+def recollections(path: Path, reflection_id: str) -> list[Recollection]:
+    """Every recall step in the run's trace that returned this reflection (see Recollection).
+    What the attempt is compared with is the recalling trial's own previous attempt: for
+    another task's recall, the lesson's score is of another task."""
     if not (path / "trace.jsonl").exists():
         return []
     steps = RunFolder(path).steps()
@@ -146,10 +180,10 @@ def recalls_of(path: Path, reflection_id: str) -> list[Recall]:
     for step in steps:
         for hit in step.data.get("hits", []) if step.kind == "recall" else []:
             if hit["id"] == reflection_id:
-                key = (step.strategy, step.task_id, step.seed, step.episode)
-                # where the lesson came from, for this episode ("" in traces made before)
+                trial = (step.strategy, step.task_id, step.seed)
+                before, after = (scores.get((*trial, step.episode + d)) for d in (-1, 0))
                 source = str(hit.get("source", ""))
-                found.append((step, hit["similarity"], scores.get(key), source))
+                found.append(Recollection(step, hit["similarity"], before, after, source))
     return found
 
 

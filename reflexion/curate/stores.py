@@ -87,10 +87,24 @@ def opened(path: Path, url: str | None, access: Access = Access.READ) -> Iterato
             if isinstance(store, Curated):  # a store of the run's contract only: none to show
                 found.append(store)
         if not found:
-            looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where)
-            msg = f"no memory store for {path}: {looked}"
-            raise StoreError(msg)
+            raise StoreError(_none_found(path, settings))
         yield found
+
+
+def _none_found(path: Path, settings: StoreSettings) -> str:
+    """Why a run folder has no store to open: a memory object passed from Python that has no
+    path to record, or where each backend looked."""
+    config = RunFolder(path).load_config() if path.is_dir() else None
+    backend = str((config or {}).get("memory_backend", ""))
+    if backend.startswith("object:") and settings.memory is None and settings.chroma_url is None:
+        name = backend.removeprefix("object:")
+        return (
+            f"no memory store for {path}: its lessons went to a memory object passed from "
+            f"Python ({name}), which has no path or URL to record; `reflexion memory` reads a "
+            "Chroma store (memory=ChromaMemory(PATH) records its path) or a run's window.jsonl"
+        )
+    looked = "; ".join(b.where(settings) for b in BACKENDS.values() if b.where)
+    return f"no memory store for {path}: {looked}"
 
 
 @contextlib.contextmanager

@@ -12,19 +12,28 @@ from reflexion.report.folders import (
     run_results,
     run_steps,
 )
-from reflexion.report.paired import all_pairs, compare_paired, format_pairs, pair
+from reflexion.report.paired import all_pairs, compare_paired, format_pairs, mcnemar_p, pair
 from reflexion.report.runs_diff import RunsDiff, diff_runs, format_diff
 from reflexion.report.signals import format_signals, signal_errors
-from reflexion.report.stats import bootstrap_mean, episode_curve, success_rate
-from reflexion.report.summary import Summary, format_table, summarize
+from reflexion.report.stats import (
+    RESAMPLES,
+    bootstrap_mean,
+    bootstrap_rows,
+    episode_curve,
+    success_rate,
+)
+from reflexion.report.summary import Summary, align, format_table, summarize
 
 __all__ = [
+    "RESAMPLES",
     "RunsDiff",
     "Summary",
+    "align",
     "all_pairs",
     "arm",
     "arm_table",
     "bootstrap_mean",
+    "bootstrap_rows",
     "compare_paired",
     "diff_runs",
     "differing_settings",
@@ -34,6 +43,7 @@ __all__ = [
     "format_pairs",
     "format_signals",
     "format_table",
+    "mcnemar_p",
     "pair",
     "run_config",
     "run_results",

@@ -21,6 +21,7 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
+from reflexion.models.prices import Pricing, pricing
 from reflexion.report.folders import run_steps
 from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
 from reflexion.report.pages import Page, Table, render_html, render_markdown
@@ -44,7 +45,8 @@ from reflexion.report.stream import (
     stream_tasks,
 )
 from reflexion.report.summary import COLUMNS, Summary, header, summarize, table_rows
-from reflexion.runner.config import FIELDS, RESULT_FIELDS, default_of, label_of
+from reflexion.runner.config import FIELDS, RESULT_FIELDS, default_of
+from reflexion.runner.parsers import label_of
 
 COMPARISON, REPORT_MD, REPORT_HTML = "comparison.json", "report.md", "report.html"
 BY_EPISODE, BY_TOKENS = "success_by_episode.png", "success_by_tokens.png"
@@ -59,12 +61,13 @@ def write_comparison(
     config: dict[str, Any],
     stream: Sequence[StreamCurve] = (),
     memory: MemoryUse | None = None,
+    cost: Pricing | None = None,
 ) -> Path:
     """comparison.json: the config, every Summary (rates, intervals, costs and curves), every
     paired comparison of two strategies, the visible signal's errors against held-out,
     (--order stream) each strategy's success by position in the stream, and (when the trace
     has any) what memory cost and did: its share of each role's prompt tokens, refining, the
-    lessons written."""
+    lessons written; and `price`, what the cost in money was charged at (or why there is none)."""
     path = folder / COMPARISON
     data = {
         "config": config,
@@ -79,6 +82,8 @@ def write_comparison(
             for s in signals
         ],
     }
+    if cost is not None:
+        data["price"] = cost.price.to_dict() if cost.price else {"none": cost.note}
     if stream:
         data["stream"] = [c.to_dict() for c in stream]
     if memory:
@@ -113,14 +118,15 @@ def write_report(
     """
     order = config.get("strategies", ())
     episodes, task_tokens = config.get("episodes"), config.get("task_tokens")
-    summaries = summarize(results, order, episodes, resamples, task_tokens)
+    cost = run_pricing(config)
+    summaries = summarize(results, order, episodes, resamples, task_tokens, cost)
     pairs = all_pairs(results, order, resamples)
     signals = signal_errors(results)
     stream = _stream(config, results)
     subtitle = _subtitle(config, results)
     memory = memory_use(run_steps(folder) if steps is None else steps, results, order)
     try:
-        paths = [write_comparison(folder, summaries, pairs, signals, config, stream, memory)]
+        paths = [write_comparison(folder, summaries, pairs, signals, config, stream, memory, cost)]
         series = [(s.strategy, s.by_episode) for s in summaries]
         paths.append(plot_by_episode(folder / BY_EPISODE, series, subtitle))
         unit = summaries[0].cost_unit if summaries else None
@@ -144,6 +150,29 @@ def _stream(config: dict[str, Any], results: Sequence[TaskResult]) -> list[Strea
     if config.get("order") != "stream":
         return []
     return stream_curves(results, stream_tasks(config, results), config.get("strategies", ()))
+
+
+def run_pricing(config: dict[str, Any]) -> Pricing:
+    """The price of a run's tokens: its --price, else the table's for its API model, else why
+    there is none (a local model costs no money). UsageError for a --price that does not
+    parse (a config.json written by hand)."""
+    price = config.get("price")
+    return pricing(config.get("model"), None if price is None else str(price))
+
+
+def cost_text(cost: Pricing) -> str:
+    """How the cost column was counted, for the reader.
+
+    >>> cost_text(Pricing(None, "local model: no money cost"))
+    'No cost in money (local model: no money cost): its cost is the tokens and the wall time.'
+    """
+    if cost.price is None:
+        return f"No cost in money ({cost.note}): its cost is the tokens and the wall time."
+    p = cost.price
+    return (
+        f"Cost is input tokens x ${p.input:g} + output tokens x ${p.output:g} per million "
+        f"({p.source})."
+    )
 
 
 def _subtitle(config: dict[str, Any], results: Sequence[TaskResult]) -> str:
@@ -195,7 +224,8 @@ def _page(
         None: "No tokens or LLM calls were recorded (a scripted actor), so the cost plot is empty.",
         "LLM calls": "The model reported no token counts, so cost is counted in LLM calls.",
     }
-    names = [*COLUMNS[:6], "tokens/solved", "LLM calls/solved", "wall s (summed)"]
+    names = [*COLUMNS[:6], "tokens/trial", "tokens/solved", "LLM calls/solved"]
+    names += ["wall s (summed)", "cost (USD)"]
     captions = ["Success vs episode", f"Success vs {unit or 'cost'}"]
     captions += ["Success by position in the stream"] * bool(extra[2])
     return Page(
@@ -204,7 +234,7 @@ def _page(
         header=header(summaries, names),
         rows=table_rows(summaries, digits=1),
         images=list(zip(captions, plots, strict=True)),
-        notes=[notes[unit]] if unit in notes else [],
+        notes=[*([notes[unit]] if unit in notes else []), cost_text(run_pricing(config))],
         tables=[
             t
             for t in (

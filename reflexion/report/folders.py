@@ -1,10 +1,13 @@
-"""What run folders hold, read for a report or a script: a run's results, its trace and its
-settings (config.json); and arms of an experiment that span several runs on the same tasks
-(settings such as --feedback or --signal hold for a whole run): each arm is one strategy of one
-run folder, renamed, so the paired statistics can set any arm against any other.
+"""What run folders hold, read for a report or a script: a run's results (and, for pandas or a
+CSV file, one flat record per trial), its trace and its settings (config.json); and arms of an
+experiment that span several runs on the same tasks (settings such as --feedback or --signal
+hold for a whole run): each arm is one strategy of one run folder, renamed, so the paired
+statistics can set any arm against any other.
 
     >>> run_results("runs/demo")[0].strategy  # doctest: +SKIP
     'single'
+    >>> write_csv(Path("trials.csv"), run_results("runs/demo"))         # doctest: +SKIP
+    48
     >>> results = arm("runs/abl-a", "reflexion", "full reflexion")       # doctest: +SKIP
     >>> {r.strategy for r in results}                                   # doctest: +SKIP
     {'full reflexion'}
@@ -12,11 +15,13 @@ run folder, renamed, so the paired statistics can set any arm against any other.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
 from reflexion.core.runfolder import RunFolder
 from reflexion.report.paired import Pair, direction, pair
@@ -61,6 +66,38 @@ def differing_settings(a: str | Path, b: str | Path, ignore: Sequence[str] = ())
     """
     first, second = run_config(a), run_config(b)
     return [f for f in RESULT_FIELDS if f not in ignore and first.get(f) != second.get(f)]
+
+
+def trial_record(r: TaskResult) -> dict[str, Any]:
+    """One trial as a flat dict (for pandas.DataFrame, or a CSV row)."""
+    row = {k: v for k, v in r.to_dict().items() if k not in ("curve", "errors")}
+    return row | {"tokens": r.input_tokens + r.output_tokens, "errors": "; ".join(r.errors)}
+
+
+def check_new_file(path: Path) -> None:
+    """A UsageError (one line) unless `path` can be made: never overwrite a file."""
+    if path.exists():
+        msg = f"{path} exists: --csv writes a new file (remove it, or name another)"
+        raise UsageError(msg)
+    if not path.parent.is_dir():
+        msg = f"cannot write {path}: no folder {path.parent}"
+        raise UsageError(msg)
+
+
+def write_csv(path: Path, results: Sequence[TaskResult]) -> int:
+    """Write one row per trial, with a header, to the new file `path`; the rows written."""
+    check_new_file(path)
+    rows = [trial_record(r) for r in results]
+    header = list(dict.fromkeys(k for row in rows for k in row))
+    try:
+        with path.open("x", encoding="utf-8", newline="") as f:  # "x": never overwrite a file
+            writer = csv.DictWriter(f, fieldnames=header)
+            writer.writeheader()
+            writer.writerows(rows)
+    except OSError as exc:
+        msg = f"cannot write {path}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    return len(rows)
 
 
 def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:

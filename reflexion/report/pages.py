@@ -23,8 +23,11 @@ HOW_TO_READ = (
     "needs the held-out answer. The intervals in [brackets] and the error bars of the episode "
     "plot are bootstrap 95% intervals over tasks (a task's seeds are averaged first): they say "
     "how much a number would move on another draw of similar tasks, not how noisy the model is. "
-    "Tokens and LLM calls per solved task divide the cost of every trial, solved or not, by the "
-    "trials whose returned candidate passed. The curves follow the best-so-far candidate: a "
+    "Tokens per trial divide every token (input and output) by the trials. Tokens and LLM calls "
+    "per solved task divide the cost of every trial, solved or not, by the trials whose returned "
+    "candidate passed (n/a when none passed). Cost is in US dollars at the run's --price (or the "
+    "price table's list price of its API model): a local model costs tokens and seconds, not "
+    "money. The curves follow the best-so-far candidate: a "
     "trial that stopped early keeps its last state. A trial is one task with one seed; wall "
     "time is summed over trials, which overlap when run concurrently."
 )

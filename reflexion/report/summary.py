@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reflexion.core.records import Point, Record, TaskResult
+from reflexion.models.prices import Pricing
 from reflexion.report.stats import (
     RESAMPLES,
     Curve,
@@ -57,6 +58,12 @@ class Summary(Record):
     at_tokens_high: float | None = None
     by_episode: Curve = NO_CURVE
     by_cost: Curve = NO_CURVE
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # money: input_tokens * price in + output_tokens * price out, per million (--price, or the
+    # price table's for an API model); None with `cost_note` saying why (a local model, ...)
+    cost_usd: float | None = None
+    cost_note: str = ""
 
 
 def summarize(
@@ -65,9 +72,11 @@ def summarize(
     episodes: int | None = None,
     resamples: int = RESAMPLES,
     task_tokens: int | None = None,
+    pricing: Pricing | None = None,
 ) -> list[Summary]:
     """One Summary per strategy, in `order` first, then in order of appearance. The cost curves
-    share one unit and right edge, so they can be drawn on one axis.
+    share one unit and right edge, so they can be drawn on one axis; `pricing` (see
+    reflexion.models.prices) gives the cost in money.
 
     >>> [s.strategy for s in summarize(results, ["reflexion"])]        # doctest: +SKIP
     ['reflexion', 'self-refine']
@@ -84,8 +93,23 @@ def summarize(
             summary = _summary(
                 name, rs, resamples, unit, episode_curve(rs, episodes, resamples), by_cost
             )
-            out.append(_at_tokens(summary, rs, task_tokens, resamples) if task_tokens else summary)
+            summary = _at_tokens(summary, rs, task_tokens, resamples) if task_tokens else summary
+            out.append(priced(summary, pricing) if pricing else summary)
     return out
+
+
+def priced(summary: Summary, pricing: Pricing) -> Summary:
+    """The summary with its cost in money, or the reason it has none.
+
+    >>> s = priced(summarize(results)[0], Pricing(Price(2.5, 10)))          # doctest: +SKIP
+    >>> s.cost_usd == s.input_tokens * 2.5 / 1e6 + s.output_tokens * 10 / 1e6  # doctest: +SKIP
+    True
+    """
+    if pricing.price is None or summary.llm_calls == 0:
+        note = "no model" if summary.llm_calls == 0 else pricing.note
+        return dataclasses.replace(summary, cost_usd=None, cost_note=note)
+    cost = pricing.price.of(summary.input_tokens, summary.output_tokens)
+    return dataclasses.replace(summary, cost_usd=cost, cost_note="")
 
 
 def _at_tokens(summary: Summary, rs: list[TaskResult], limit: int, resamples: int) -> Summary:
@@ -116,7 +140,8 @@ def _summary(
     n = len(rs)
     final = success_rate(rs, lambda r: r.final_passed, resamples)
     anyp = success_rate(rs, lambda r: r.any_passed, resamples)
-    tokens = sum(r.input_tokens + r.output_tokens for r in rs)
+    tokens_in, tokens_out = sum(r.input_tokens for r in rs), sum(r.output_tokens for r in rs)
+    tokens = tokens_in + tokens_out
     calls = sum(r.llm_calls for r in rs)
     return Summary(
         strategy=name,
@@ -140,11 +165,13 @@ def _summary(
         cost_unit=unit,
         by_episode=by_episode,
         by_cost=by_cost,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
     )
 
 
 COLUMNS: tuple[str, ...] = ("strategy", "trials", "final [95% CI]", "any [95% CI]")
-COLUMNS += ("mean best", "attempts", "tok/solved", "calls/solved", "wall s")
+COLUMNS += ("mean best", "attempts", "tok/trial", "tok/solved", "calls/solved", "wall s", "cost")
 
 
 def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str, ...]]:
@@ -175,13 +202,34 @@ def table_rows(summaries: Sequence[Summary], digits: int = 0) -> list[tuple[str,
             rate(s.any_success, s.any_low, s.any_high),
             f"{s.mean_best_score:.4g}",
             f"{s.mean_attempts:.2f}",
+            cost(s, s.mean_tokens, ",.0f"),
             cost(s, s.tokens_per_solved, ",.0f"),
             cost(s, s.calls_per_solved, ".1f"),
             f"{s.wall_s:.2f}",
+            money(s),
             *at_tokens(s),
         )
         for s in summaries
     ]
+
+
+def money(s: Summary) -> str:
+    """The cost cell: dollars, or why there are none ("local model: no money cost")."""
+    if s.llm_calls == 0:
+        return "no model"  # a scripted actor: not free, just not counted
+    if s.cost_usd is None:
+        return s.cost_note or "no price"
+    return dollars(s.cost_usd)
+
+
+def dollars(value: float) -> str:
+    """US dollars, with cents, or more digits for a sum under one dollar.
+
+    >>> dollars(1234.5), dollars(0.0123), dollars(0.000042)
+    ('$1,234.50', '$0.0123', '$0.000042')
+    """
+    digits = 2 if value >= 1 else 4 if value >= 0.01 else 6
+    return f"${value:,.{digits}f}"
 
 
 def header(summaries: Sequence[Summary], columns: Sequence[str] = COLUMNS) -> tuple[str, ...]:

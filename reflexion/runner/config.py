@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
-from memory.ranking import parse_ranking
 from reflexion.actor import ROLE_TOKENS
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
-from reflexion.models.server import check_speculative
+from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
 from reflexion.runner.parsers import (
     check_faults_and_budget,
+    check_fields,
+    check_model_settings,
     path_text,
     positive,
     role_limits,
@@ -67,7 +68,7 @@ class RunConfig(Record):
         group=BUDGET,
     )
     tasks: int | None = setting(
-        help="run only the first N tasks",
+        help="run only the first N tasks (default: all tasks; tasks=None from Python)",
         parse=positive,
         result=True,
         limits=(1, 100_000),
@@ -346,52 +347,32 @@ class RunConfig(Record):
     ray_address: str | None = setting(
         help="with --executor ray: the cluster (host:port)", group=EXECUTION
     )
+    price: str | None = setting(
+        help="the report's cost in money: IN,OUT, US dollars per million input and output tokens "
+        f"(e.g. 2.5,10), or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; list "
+        f"prices of {PRICES_TAKEN}, which change); default: the table's price of an API --model, "
+        "none for a local one. It changes no trial: `reflexion report RUN --price` reprices a run",
+        parse=parse_price,
+        label="price (USD per million tokens in, out)",
+        group=OUTPUT,
+    )
     run_id: str = setting(
         "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
     )
 
     def validate(self) -> None:
         """Raise a one-line UsageError for a setting out of its range."""
-        for f in dataclasses.fields(self):
-            limits, value = f.metadata["limits"], getattr(self, f.name)
-            if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
-                msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
-                raise UsageError(msg)
-        for f in dataclasses.fields(self):
-            choices, value = f.metadata["choices"], getattr(self, f.name)
-            if choices is not None and value not in choices:
-                msg = f"{flag_of(f)} must be one of {', '.join(choices)}, got {value!r}"
-                raise UsageError(msg)
+        check_fields(self)  # each field's limits and choices, as `setting` declared them
         if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
             msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
             raise UsageError(msg)
         if self.stream_seed is not None and self.order != "stream":
             msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
             raise UsageError(msg)
-        for role, limit in self.max_tokens.items():
-            if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
-                roles = ", ".join(ROLE_TOKENS)
-                msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
-                raise UsageError(msg)
-        check_speculative(self.speculative)
-        try:
-            parse_ranking(str(self.rank))
-        except ValueError as exc:
-            msg = f"--rank {self.rank!r}: {exc}"
-            raise UsageError(msg) from None
+        check_model_settings(self.max_tokens, self.speculative, self.price, str(self.rank))
         check_faults_and_budget(
             self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
         )
-
-
-def flag_of(f: dataclasses.Field[Any]) -> str:
-    """The command-line flag of a RunConfig field ("--call-timeout" for call_timeout)."""
-    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
-
-
-def label_of(f: dataclasses.Field[Any]) -> str:
-    """How the report names a field."""
-    return str(f.metadata.get("label") or f.name.replace("_", " "))
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

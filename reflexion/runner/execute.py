@@ -38,8 +38,9 @@ async def execute(
     progress: bool = False,
     echo: Callable[[str], None] | None = None,
 ) -> RunResults:
-    """Run (or resume) every trial of `config`; returns all results in the folder (if a budget
-    stopped the run, those so far, and why in `.stopped`). `given` holds the objects a Python
+    """Run (or resume) every trial of `config`; returns the results its trials have in the
+    folder, earlier sessions' included (if a budget stopped the run, those so far, and why in
+    `.stopped`). `given` holds the objects a Python
     caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
     for what the run loaded, and one for what a resumed run found done."""
     given = given or Injected()
@@ -61,8 +62,9 @@ async def execute(
         _forget_interrupted(plan.folder.unfinished(done), plan.memories)
         plan.folder.set_aside_unfinished(done)
         jobs = [job for job in _jobs(plan) if job not in done]
-        resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path)
-        for line in (loaded(plan.loads), resume.message()):
+        others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
+        resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
+        for line in (loaded(plan.loads), resume.message(), resume.also()):
             if line is not None and echo is not None:
                 echo(line)
         trials = _trials(plan, budget.tap(plan.folder.write_step))

@@ -14,7 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memory.ranking import parse_ranking
+from reflexion.actor import ROLE_TOKENS
 from reflexion.core.errors import UsageError
+from reflexion.models.prices import pricing
+from reflexion.models.server import check_speculative
 
 
 def positive(text: str) -> int:
@@ -98,3 +102,49 @@ def setting(
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    """The command-line flag of a RunConfig field ("--call-timeout" for call_timeout)."""
+    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def label_of(f: dataclasses.Field[Any]) -> str:
+    """How the report names a field."""
+    return str(f.metadata.get("label") or f.name.replace("_", " "))
+
+
+def check_fields(config: Any) -> None:
+    """Raise a one-line UsageError for a field of `config` (a dataclass of `setting` fields)
+    out of its limits or not one of its choices."""
+    for f in dataclasses.fields(config):
+        limits, value = f.metadata["limits"], getattr(config, f.name)
+        if limits is not None and value is not None and not limits[0] <= value <= limits[1]:
+            msg = f"{flag_of(f)} must be between {limits[0]} and {limits[1]}, got {value}"
+            if f.name == "tasks":
+                msg += "; leave it out (tasks=None) for all tasks"
+            raise UsageError(msg)
+    for f in dataclasses.fields(config):
+        choices, value = f.metadata["choices"], getattr(config, f.name)
+        if choices is not None and value not in choices:
+            msg = f"{flag_of(f)} must be one of {', '.join(choices)}, got {value!r}"
+            raise UsageError(msg)
+
+
+def check_model_settings(
+    max_tokens: dict[str, int], speculative: str, price: str | None, rank: str
+) -> None:
+    """Raise a one-line UsageError for an unknown role or a limit out of range in
+    --max-tokens, an unknown --speculative mode, a bad --price or --rank."""
+    for role, limit in max_tokens.items():
+        if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
+            roles = ", ".join(ROLE_TOKENS)
+            msg = f"--max-tokens {role}={limit}: roles are {roles}; limits 1..32768"
+            raise UsageError(msg)
+    check_speculative(speculative)
+    pricing(None, price)  # a bad price from Python: refused before the run, not after
+    try:
+        parse_ranking(rank)
+    except ValueError as exc:
+        msg = f"--rank {rank!r}: {exc}"
+        raise UsageError(msg) from None

@@ -6,6 +6,8 @@ trials, with what the run found there (`resume`), what it loaded before the firs
     '40 done, 20 to run in runs/main'
     >>> Resume(done=60, total=60, folder=Path("runs/main")).message()
     '60 of 60 trials already in runs/main; nothing to run'
+    >>> Resume(0, 8, Path("runs/main"), others=("single",)).also()
+    'runs/main also holds trials of single: the comparison and the report cover them too'
     >>> loaded({"embedder all-MiniLM-L6-v2 (chroma store)": 3.3, "model qwen-1.5b": 1.5})
     'loaded in 4.8 s: embedder all-MiniLM-L6-v2 (chroma store) 3.3 s, model qwen-1.5b 1.5 s'
 """
@@ -23,11 +25,13 @@ from reflexion.runner.budget import Stop
 
 @dataclass(frozen=True)
 class Resume:
-    """What a run found in its folder: `done` of its `total` trials had a result already."""
+    """What a run found in its folder: `done` of its `total` trials had a result already, and
+    the strategies of earlier sessions that this one did not ask for (`others`)."""
 
     done: int
     total: int
     folder: Path
+    others: tuple[str, ...] = ()
 
     def message(self) -> str | None:
         """One line for a resumed run (None for a new one: every trial is to run)."""
@@ -36,6 +40,17 @@ class Resume:
         if self.done >= self.total:
             return f"{self.total} of {self.total} trials already in {self.folder}; nothing to run"
         return f"{self.done} done, {self.total - self.done} to run in {self.folder}"
+
+    def also(self) -> str | None:
+        """One line when the folder holds strategies this run did not ask for (None: it holds
+        none): what the folder holds is compared, so the report never drops them."""
+        if not self.others:
+            return None
+        held = ", ".join(self.others)
+        return (
+            f"{self.folder} also holds trials of {held}: the comparison and the report cover "
+            "them too"
+        )
 
 
 def loaded(loads: Mapping[str, float]) -> str | None:

@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envs.registry import make_env
-from memory.backend import Access, StoreSettings, close_all
-from memory.copying import open_copy
 from memory.ranking import parse_ranking
-from memory.registry import get_backend, open_store
+from memory.registry import get_backend
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import (
     Actor,
@@ -39,6 +37,7 @@ from reflexion.core.protocols import (
 from reflexion.core.records import Task
 from reflexion.core.runfolder import RunFolder
 from reflexion.core.version import VERSION, newer
+from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
 from reflexion.strategies import RUN_MEMORY, Strategy, parse_strategies
 
@@ -98,11 +97,11 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         )
         raise UsageError(msg)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
-    _check_memory_use(strategies, given.memory)
+    check_memory_use(strategies, given.memory)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
-    backends = _backends(config, strategies, given.memory)
+    backends = backends_of(config, strategies, given.memory)
     files = [f for name in set(backends.values()) for f in get_backend(name).files]
     folder.check_writable(files)
     config, saved = bind_folder(folder, config)
@@ -112,7 +111,9 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     actor_for = _actors(env, config, given, loads)
     named = {s.name: s for s in strategies}
     plan = Prepared(config, env, tasks, named, folder, saved, actor_for, loads=loads)
-    _open_memories(plan, backends, given.memory)
+    plan.memories, plan.owned = open_memories(config, folder.path, backends, loads)
+    if given.memory is not None:  # it stands in for the run's memory
+        plan.memories |= {s.name: given.memory for s in strategies if s.memory == RUN_MEMORY}
     if plan.loads:
         saved["loads"] = plan.loads  # this session's: a resume loads again
     return plan
@@ -127,7 +128,8 @@ def prepare_worker(config: RunConfig) -> Prepared:
     tasks, named = _select_tasks(env, config.tasks), {s.name: s for s in strategies}
     folder = RunFolder(Path(config.out or "."))
     plan = Prepared(config, env, tasks, named, folder, {}, _actors(env, config, Injected(), {}))
-    _open_memories(plan, _backends(config, strategies, None), None)
+    backends = backends_of(config, strategies, None)
+    plan.memories, plan.owned = open_memories(config, folder.path, backends, plan.loads)
     return plan
 
 
@@ -149,32 +151,25 @@ def _named(config: RunConfig, env: Env, given: Injected) -> RunConfig:
         changes["model"] = f"actor:{type(given.actor).__name__}"
     elif given.model is not None and config.model is None:
         name = getattr(given.model, "model_name", None) or getattr(given.model, "model", "")
-        changes["model"] = f"object:{type(given.model).__name__}:{name}"
+        label = f"object:{type(given.model).__name__}"
+        changes["model"] = f"{label}:{name}" if name else label
     elif config.model is None and not isinstance(env, ScriptedEnv):
         from reflexion.models.files import DEFAULT_MODEL
 
         changes["model"] = DEFAULT_MODEL
     if given.memory is not None:
         changes["memory_backend"] = f"object:{type(given.memory).__name__}"
+        changes |= store_of(given.memory, config)
     return dataclasses.replace(config, **changes)
-
-
-def _check_memory_use(strategies: Sequence[Strategy], memory: Memory | None) -> None:
-    """A memory object is for the strategies that keep lessons in the run's memory; passing one
-    to a run that has none would be silently ignored."""
-    if memory is not None and not any(s.memory == RUN_MEMORY for s in strategies):
-        names = ", ".join(s.name for s in strategies)
-        msg = (
-            f"memory= is used by strategies that keep lessons in the run's memory (reflexion); "
-            f"none of {names} does"
-        )
-        raise UsageError(msg)
 
 
 def _select_tasks(env: Env, count: int | None) -> list[Task]:
     tasks = list(env.tasks())
     if count is not None and count > len(tasks):
-        msg = f"--tasks {count} is more than the {len(tasks)} tasks of env {env.name!r}"
+        msg = (
+            f"--tasks {count} is more than the {len(tasks)} tasks of env {env.name!r}; leave "
+            f"--tasks out (tasks=None) for all {len(tasks)}"
+        )
         raise UsageError(msg)
     return tasks[:count]
 
@@ -189,6 +184,8 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
     check_version(folder, old)
     for name in RESULT_FIELDS:
         mine, theirs = getattr(config, name), old.get(name, default_of(name))
+        if name == "model" and str(theirs).startswith("object:"):
+            theirs = str(theirs).rstrip(":")  # a nameless object had a colon before issue 32
         # the same weights, however written, are the same ranking
         same = _ranking_or_text(mine) == _ranking_or_text(theirs) if name == "rank" else None
         if not same and mine != theirs:
@@ -340,55 +337,3 @@ def _chat_actors(
         curator=curator,
         curation=config.curation,
     )
-
-
-def _backends(
-    config: RunConfig, strategies: Sequence[Strategy], memory: Memory | None
-) -> dict[str, str]:
-    """The memory backend of each strategy that keeps lessons (an injected memory: none)."""
-    out: dict[str, str] = {}
-    for s in strategies:
-        if s.memory == RUN_MEMORY and memory is None:
-            out[s.name] = config.memory_backend
-        elif s.memory is not None and s.memory != RUN_MEMORY:
-            out[s.name] = s.memory
-    for name in set(out.values()):
-        get_backend(name)  # an unknown name fails here, before anything is written
-    return out
-
-
-def _open_memories(plan: Prepared, backends: dict[str, str], memory: Memory | None) -> None:
-    """One store per backend, shared by the strategies that use it."""
-    c = plan.config
-    ranking = parse_ranking(c.rank)
-    settings = StoreSettings(
-        plan.folder.path, c.memory, c.chroma_url, c.embedder, ranking, c.collection
-    )
-    opened: dict[str, Memory] = {}
-    try:
-        for strategy, name in backends.items():
-            if name not in opened:
-                copy = c.memory_mode == "copy" and get_backend(name).shared
-                where = dataclasses.replace(settings, backend=name)
-                opened[name] = _open(where, copy, plan.loads)
-                plan.owned.append(opened[name])
-            plan.memories[strategy] = opened[name]
-    except BaseException:
-        close_all(plan.owned)
-        raise
-    if memory is not None:
-        for s in plan.strategies.values():
-            if s.memory == RUN_MEMORY:
-                plan.memories[s.name] = memory
-
-
-def _open(where: StoreSettings, copy: bool, loads: dict[str, float]) -> Memory:
-    """The backend's store for the run. One that embeds loads its embedding model as it opens
-    (chroma warms it): that time goes into `loads`, apart from any trial's."""
-    start = time.perf_counter()
-    memory = open_copy(where) if copy else open_store(where, Access.RUN)
-    embedder = getattr(getattr(memory, "embedder", None), "name", None)
-    if embedder is not None:
-        took = round(time.perf_counter() - start, 3)
-        loads[f"embedder {embedder} ({where.backend} store)"] = took
-    return memory

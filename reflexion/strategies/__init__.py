@@ -17,6 +17,7 @@ uses. Adding one is a module and a `register_strategy` call:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -142,7 +143,9 @@ def parse_strategies(text: str, extra: Sequence[Strategy] = ()) -> list[Strategy
         raise UsageError(msg)
     bad = [n for n in names if n not in known]
     if bad:
-        msg = f"unknown strategy {bad[0]!r}; known: {listed}"
+        near = difflib.get_close_matches(bad[0], list(known), n=1)
+        guess = f" (did you mean {near[0]}?)" if near else ""
+        msg = f"unknown strategy {bad[0]!r}{guess}; known: {listed}"
         raise UsageError(msg)
     if len(set(names)) != len(names):
         msg = f"strategy listed twice in {text!r}"

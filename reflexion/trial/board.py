@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory.hygiene import placeholder, vague
 from reflexion.core.protocols import Memory, Merging, Revising
 from reflexion.core.records import (
     Attempt,
@@ -105,7 +106,7 @@ class Experience:
     async def keep(
         self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
     ) -> Reflection | None:
-        if self.memory is None or not text.strip():
+        if self.memory is None or not text.strip() or self.refused(kind, text, attempt.episode):
             return None
         # subtle: the text is in the id, since one reply may give two items (bank); the same
         # text again is the same lesson, and a re-run of the trial gives the same id
@@ -121,6 +122,14 @@ class Experience:
             self.log(attempt.episode, "remember", output="", data=data)
             return None
         return await self.store(lesson, None, {"id": lesson.id, "kind": kind})
+
+    def refused(self, kind: Kind, text: str, episode: int) -> bool:
+        """Whether `text` is the prompt's blanks copied back (memory.hygiene.placeholder), not a
+        lesson: then it is not stored, and the trace's `unparsed` step says why."""
+        why = placeholder(text)
+        if why:
+            self.log(episode, "unparsed", output=text.strip(), data={"kind": kind, "refused": why})
+        return bool(why)
 
     async def _copy_of(self, lesson: Reflection, distinct: float) -> Recalled | None:
         """A kept lesson of the same kind, found by the same key, whose TEXT is at least
@@ -204,6 +213,8 @@ class Experience:
         if unfit := _unfit(text, rules(kind)):
             return f"skipped {edit.op} {target.id}: {unfit}"
         after = dataclasses.replace(target, text=text, votes=votes)
+        if text != target.text:  # new words: checked again, against the task it was edited on
+            after = dataclasses.replace(after, flag=vague(text, self.task.prompt, ""))
         if rules(kind).drops_at_zero and votes <= 0:
             board.pop(target.id)  # a later line of the same reply cannot bring it back
             return await self._change(target, None, f"{edit.op} {target.id}: 0 votes, dropped")
@@ -260,6 +271,7 @@ class Experience:
             score=attempt.score.value,
             created=time.time(),
             kind=str(kind),  # the plain string, as stores hold it
+            flag=vague(text, self.task.prompt, attempt.score.feedback),
         )
 
 
@@ -271,7 +283,7 @@ def rules(kind: Kind) -> Board:
 def _unfit(text: str, rules: Board) -> str:
     """Why `text` cannot be a lesson on a board with `rules` ("": it can)."""
     if text and not (rules.chars and len(text) > rules.chars):
-        return ""
+        return placeholder(text)
     return f"empty or over {rules.chars} characters" if rules.chars else "empty"
 
 

@@ -278,6 +278,8 @@ class RecordedTrial:
         if self.settings.frozen_memory:
             self._log(attempt.episode, "remember", output="", data={"frozen": True})
             return None
+        if self.experience.refused(Kind.REFLECTION, call.output, attempt.episode):
+            return None
         who = (self.settings.run_id, self.strategy, self.env.name, self.task.id, self.seed)
         reflection = new_reflection(who, call.output, attempt, self.task.prompt)
         data: dict[str, Any] = {"id": reflection.id}

@@ -25,9 +25,11 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from reflexion.web.attempts import task_page
+from reflexion.web.index import SORTS, runs_page
 from reflexion.web.layout import link, page, tag, url
-from reflexion.web.memories import forget_lesson, lesson_page, memory_page
-from reflexion.web.runs import PLOTS, not_found_page, run_page, runs_page
+from reflexion.web.memories import Filters, forget_lesson, lesson_page, memory_page
+from reflexion.web.runs import PLOTS, not_found_page, run_page
+from reflexion.web.side_by_side import diff_page
 from reflexion.web.site import NotFound, Site
 
 EDIT_OFF = "This page is read-only: start `reflexion serve` with --allow-edit to forget lessons."
@@ -42,6 +44,7 @@ def make_app(site: Site, hosts: Sequence[str] = LOCAL_HOSTS) -> Starlette:
     pages = Pages(site)
     routes = [
         Route("/", pages.index),
+        Route("/diff", pages.diff),
         Route("/runs/{run}", pages.run),
         Route("/runs/{run}/plots/{file}", pages.plot),
         Route("/runs/{run}/tasks/{task:path}", pages.task),
@@ -61,10 +64,23 @@ class Pages:
         self.site = site
 
     def index(self, request: Request) -> Response:
-        return HTMLResponse(runs_page(self.site))
+        sort = request.query_params.get("sort", "date")
+        if sort not in SORTS:
+            msg = f"sort must be one of {', '.join(SORTS)}, got {sort[:40]!r}"
+            raise NotFound(msg)
+        desc = request.query_params.get("desc", "1" if SORTS[sort][2] else "0") == "1"
+        return HTMLResponse(runs_page(self.site, sort, desc))
+
+    def diff(self, request: Request) -> Response:
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        self.site.run(a), self.site.run(b)  # an unknown run: a 404 naming it
+        html, status = diff_page(self.site, a, b)
+        return HTMLResponse(html, status_code=status)
 
     def run(self, request: Request) -> Response:
-        return HTMLResponse(run_page(self.site, _at(request, "run")))
+        verdict = request.query_params.get("verdict", "")
+        strategy = request.query_params.get("strategy", "")
+        return HTMLResponse(run_page(self.site, _at(request, "run"), verdict, strategy))
 
     def plot(self, request: Request) -> Response:
         name, file = _at(request, "run"), _at(request, "file")
@@ -80,14 +96,15 @@ class Pages:
             msg = f"seed must be a whole number, got {seed[:40]!r}"
             raise NotFound(msg)
         name, task_id = _at(request, "run"), _at(request, "task")
-        return HTMLResponse(task_page(self.site, name, task_id, int(seed)))
+        show = request.query_params.getlist("show")
+        return HTMLResponse(task_page(self.site, name, task_id, int(seed), show))
 
     def memory(self, request: Request) -> Response:
-        query = request.query_params.get("q", "").strip()
+        given = {k: request.query_params.get(k, "").strip() for k in ("kind", "strategy", "task")}
+        filters = Filters(**given, query=request.query_params.get("q", "").strip())
         forgot = request.query_params.get("forgot", "")
         note = f"Forgot lesson {forgot}; it stays in its history." if forgot else ""
-        kind = request.query_params.get("kind", "").strip()
-        return HTMLResponse(memory_page(self.site, _at(request, "run"), query, note, kind))
+        return HTMLResponse(memory_page(self.site, _at(request, "run"), filters, note))
 
     def lesson(self, request: Request) -> Response:
         return HTMLResponse(lesson_page(self.site, _at(request, "run"), _at(request, "rid")))

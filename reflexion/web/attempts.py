@@ -1,20 +1,27 @@
-"""One task, every strategy side by side: each episode's recalled lessons, the model's calls, the
-candidate as a diff against the one before, its visible score and feedback, the held-out
-verdict, and the reflection written after it. Read from the run's trace, in its order."""
+"""One task: a one-line verdict per strategy at the top (from results.jsonl), a picker of the
+strategies to set side by side (`?show=single&show=reflexion`; by default all of them, up to
+SIDE_BY_SIDE), and those strategies side by side: each episode's recalled lessons, the model's
+calls, the candidate as a diff against the one before, its visible score and feedback, the
+held-out verdict, and the reflection written after it. Read from the run's trace, in its
+order."""
 
 from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Sequence
 
-from reflexion.core.records import Step
+from reflexion.core.records import Step, TaskResult
 from reflexion.web.layout import Html, join, link, page, pre, tag, url
 from reflexion.web.site import NotFound, Site
+from reflexion.web.task_list import attempts
+
+SIDE_BY_SIDE = 4  # strategies shown side by side when none are picked
 
 QUIET = {"evaluate", "score", "recall", "remember", "self-tests", "budget"}  # not model calls
 
 
-def task_page(site: Site, name: str, task_id: str, seed: int) -> str:
+def task_page(site: Site, name: str, task_id: str, seed: int, show: Sequence[str] = ()) -> str:
     steps = [s for s in site.steps(name) if s.task_id == task_id]
     if not steps:
         msg = f"no task {task_id!r} in the trace of run {name!r}"
@@ -27,15 +34,74 @@ def task_page(site: Site, name: str, task_id: str, seed: int) -> str:
     for s in steps:
         if s.seed == seed:
             by_strategy[s.strategy].append(s)
-    columns = [
-        tag("div", tag("h2", strategy), *_episodes(name, run_steps))
-        for strategy, run_steps in by_strategy.items()
-    ]
+    strategies = list(by_strategy)
+    unknown = [s for s in show if s not in by_strategy]
+    if unknown:
+        msg = (
+            f"task {task_id!r} has no strategy {unknown[0][:40]!r} (it has {', '.join(strategies)})"
+        )
+        raise NotFound(msg)
+    shown = list(show) or strategies[:SIDE_BY_SIDE]
+    trials = {r.strategy: r for r in site.results(name) if r.task_id == task_id and r.seed == seed}
     others = [link(url("runs", name, "tasks", task_id, seed=str(n)), f"seed {n}") for n in seeds]
     body = [tag("p", "Seeds: ", join(others, " · "))] if len(seeds) > 1 else []
+    body.append(tag("ul", *(verdict_line(s, trials.get(s)) for s in strategies), cls="verdicts"))
+    body.append(_picker(name, task_id, seed, strategies, shown))
+    columns = [
+        tag("div", tag("h2", strategy), *_episodes(name, by_strategy[strategy]))
+        for strategy in strategies
+        if strategy in shown
+    ]
     body.append(tag("div", *columns, cls="side"))
     crumbs = [(url("runs", name), name), (url("runs", name, "tasks", task_id), task_id)]
     return page(f"{task_id}, seed {seed}", *body, crumbs=crumbs)
+
+
+def verdict_line(strategy: str, r: TaskResult | None) -> Html:
+    """One strategy's outcome on the task, in a line."""
+    if r is None:
+        return tag("li", tag("strong", strategy), ": not finished (no result yet)")
+    word, cls = ("passed", "pass") if r.final_passed else ("failed", "fail")
+    returned = f"episode {r.best_episode}'s answer, visible score {r.best_score:.3g}"
+    tokens = r.input_tokens + r.output_tokens
+    calls = f"{r.llm_calls} call" + "s" * (r.llm_calls != 1)
+    spent = f"{tokens:,} tokens in {calls}" if r.llm_calls else "no model calls"
+    return tag(
+        "li",
+        tag("strong", strategy),
+        ": ",
+        tag("span", word, cls=cls),
+        f" held-out after {attempts(r.attempts)} (it returned {returned}); {spent}",
+        data_strategy=strategy,
+    )
+
+
+def _picker(name: str, task_id: str, seed: int, strategies: list[str], shown: list[str]) -> Html:
+    """Checkboxes of the strategies to set side by side."""
+    boxes = [
+        tag(
+            "label",
+            tag(
+                "input",
+                type="checkbox",
+                name="show",
+                value=s,
+                **({"checked": "checked"} if s in shown else {}),
+            ),
+            f" {s} ",
+        )
+        for s in strategies
+    ]
+    return tag(
+        "form",
+        "Side by side: ",
+        *boxes,
+        tag("input", type="hidden", name="seed", value=str(seed)),
+        tag("button", "Show", type="submit"),
+        action=url("runs", name, "tasks", task_id),
+        method="get",
+        cls="picker",
+    )
 
 
 def _episodes(name: str, steps: list[Step]) -> list[Html]:

@@ -1,5 +1,7 @@
 """A run's memory on the page: every lesson with its kind (a rule with its votes), provenance,
-credit and flag, filtered by kind (`?kind=rule`), a search by similarity, and one lesson's page
+credit and flag, filtered as `reflexion memory list` filters (`?kind=rule&strategy=insights&
+task=words/w1`) and counted as it counts, store by store, with the total over the run's stores
+and each kind's share of it; a search by similarity, within the filters; and one lesson's page
 (the episodes that recalled it, the lessons merged into it, its history). With --allow-edit, a
 lesson can be forgotten after a confirmation; it stays in its history, as with `reflexion memory
 forget`."""
@@ -7,18 +9,29 @@ forget`."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from memory.backend import DEFAULT_EMBEDDER, Access
-from reflexion.core.curation import FORGET, HISTORY, Change, Curated
+from reflexion.core.curation import EVERY, FORGET, HISTORY, Change, Chosen, Curated
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.records import KINDS, Reflection
-from reflexion.curate.lessons import credits_in, recalls_of, search_sources, task_label, utc
+from reflexion.curate.lessons import (
+    credits_in,
+    pick_task,
+    recollections,
+    search_sources,
+    task_label,
+    unknown,
+    utc,
+)
 from reflexion.curate.stores import opened
 from reflexion.strategies import voted
 from reflexion.web.layout import Html, join, link, page, pre, table, tag, url
 from reflexion.web.site import NotFound, Site
+from reflexion.web.task_list import choose
 
 SEARCH_HITS = 10
 
@@ -33,53 +46,120 @@ def sources_of(site: Site, name: str, access: Access = Access.READ) -> Iterator[
         yield stores
 
 
-def memory_page(site: Site, name: str, query: str, note: str = "", kind: str = "") -> str:
-    """The lessons of run `name` (only those of `kind`, when given), and those most similar to
-    `query`; an unknown kind is a 404 page that names the kinds."""
-    if kind and kind not in KINDS:
-        msg = f"kind must be one of {', '.join(KINDS)}, got {kind[:40]!r}"
+@dataclass(frozen=True)
+class Filters:
+    """What the memory page lists: `memory list`'s --kind, --strategy and --task, and a search."""
+
+    kind: str = ""
+    strategy: str = ""
+    task: str = ""  # as `memory list --task` takes it: q2, or quadratic/q2
+    query: str = ""
+
+    def chosen(self, stores: list[Curated], where: object) -> Chosen:
+        """The lessons these filters admit, as `memory list` picks them; a UsageError names
+        what no lesson has."""
+        every = [r for store in stores for r in store.lessons()]
+        chosen = Chosen(kind=self.kind or None, strategy=self.strategy or None)
+        if self.task:
+            env, task = pick_task(self.task, [(r.env, r.task_id) for r in every], where)
+            chosen = dataclasses.replace(chosen, env=env, task=task)
+        if self.strategy and self.strategy not in {r.strategy for r in every}:
+            what = "lessons of strategy"
+            raise unknown(what, self.strategy, [r.strategy for r in every], where)
+        return chosen
+
+    def query_string(self, **changed: str) -> dict[str, str]:
+        """The filters (with `changed`) as an address's query, the empty ones left out."""
+        given = {"kind": self.kind, "strategy": self.strategy, "task": self.task, "q": self.query}
+        return {k: v for k, v in (given | changed).items() if v}
+
+
+def memory_page(site: Site, name: str, filters: Filters, note: str = "") -> str:
+    """The lessons of run `name` that `filters` admit, counted store by store as `reflexion
+    memory list` counts them, and those most similar to the query; an unknown kind, strategy
+    or task is a 404 page that names the known ones."""
+    if filters.kind and filters.kind not in KINDS:
+        msg = f"kind must be one of {', '.join(KINDS)}, got {filters.kind[:40]!r}"
         raise NotFound(msg)
     crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
     body: list[object] = [tag("p", note, cls="note")] if note else []
-    body.append(_search_form(name, query, kind))
     try:
         with sources_of(site, name) as stores:
-            body.append(_kinds(name, stores, kind))
-            if query:
+            try:
+                chosen = filters.chosen(stores, f"the memory of run {name!r}")
+            except UsageError as exc:
+                raise NotFound(str(exc)) from None
+            body += [_filter_form(name, stores, filters), _counts(stores, chosen)]
+            body.append(_kinds(name, stores, filters, chosen))
+            if filters.query:
                 embedder = str(site.config(name).get("embedder") or "")
-                body += _hits(name, stores, query, embedder, kind)
+                body += _hits(name, stores, filters.query, embedder, chosen)
             for store in stores:
-                body += _lessons(name, store, kind)
+                body += _lessons(name, store, chosen, filters)
     except (UsageError, StoreError) as exc:
         body.append(tag("p", str(exc), cls="note"))
     return page(f"Memory of {name}", *body, crumbs=crumbs)
 
 
-def _search_form(name: str, query: str, kind: str) -> Html:
-    within = [tag("input", type="hidden", name="kind", value=kind)] if kind else []
+def _filter_form(name: str, stores: list[Curated], filters: Filters) -> Html:
+    """Search, and pick a kind, a strategy and a task (each: the values the lessons hold)."""
+    every = [r for store in stores for r in store.lessons()]
+    kinds = [k for k in KINDS if any(r.kind == k for r in every)]
+    strategies = sorted({r.strategy for r in every})
+    tasks = sorted({task_label(r.env, r.task_id) for r in every})
     return tag(
         "form",
-        tag("input", type="search", name="q", value=query, placeholder="search lessons"),
-        *within,
+        tag("input", type="search", name="q", value=filters.query, placeholder="search lessons"),
+        tag("label", " kind ", choose("kind", _any(kinds, "every kind"), filters.kind)),
+        tag(
+            "label",
+            " strategy ",
+            choose("strategy", _any(strategies, "every strategy"), filters.strategy),
+        ),
+        tag("label", " task ", choose("task", _any(tasks, "every task"), filters.task)),
+        " ",
         tag("button", "Search", type="submit"),
         action=url("runs", name, "memory"),
         method="get",
+        cls="filter",
     )
 
 
-def _kinds(name: str, stores: list[Curated], kind: str) -> Html:
-    """Links that show one kind of lesson (the one shown in bold), with how many there are."""
-    counts = Counter(r.kind for store in stores for r in store.lessons())
-    here = url("runs", name, "memory")
-    links: list[object] = [tag("strong", "all") if not kind else link(here, "all")]
+def _any(values: list[str], every: str) -> list[tuple[str, str]]:
+    return [("", every), *((v, v) for v in values)]
+
+
+def _counts(stores: list[Curated], chosen: Chosen) -> Html:
+    """How many lessons pass the filters, in all and per store (`memory list`'s numbers)."""
+    counts = [(store.label, len(store.lessons(chosen))) for store in stores]
+    total = sum(n for _, n in counts)
+    every = sum(len(store.lessons()) for store in stores)
+    shown = f"{total} lessons" if chosen == EVERY else f"{total} of {every} lessons"
+    if len(stores) == 1:
+        return tag("p", f"{shown} in {counts[0][0]}", cls="counts")
+    parts = "; ".join(f"{n} in {label}" for label, n in counts)
+    return tag("p", f"{shown} in {len(stores)} stores: {parts}", cls="counts")
+
+
+def _kinds(name: str, stores: list[Curated], filters: Filters, chosen: Chosen) -> Html:
+    """Links that show one kind of lesson (the one shown in bold), with how many of the lessons
+    the other filters admit are of it, in every store together."""
+    others = dataclasses.replace(chosen, kind=None)
+    counts = Counter(r.kind for store in stores for r in store.lessons(others))
+    here = url("runs", name, "memory", **filters.query_string(kind=""))
+    every = tag("strong", "all") if not filters.kind else link(here, "all")
+    links: list[object] = [every]
     for k in [k for k in KINDS if counts[k]]:
         text = f"{k} ({counts[k]})"
-        shown = url("runs", name, "memory", kind=k)
-        links.append(tag("strong", text) if k == kind else link(shown, text))
-    return tag("p", "Kinds: ", join(links, " · "), cls="kinds")
+        shown = url("runs", name, "memory", **filters.query_string(kind=k))
+        links.append(tag("strong", text) if k == filters.kind else link(shown, text))
+    where = f" (in all {len(stores)} stores)" if len(stores) > 1 else ""
+    return tag("p", f"Kinds{where}: ", join(links, " · "), cls="kinds")
 
 
-def _hits(name: str, stores: list[Curated], query: str, embedder: str, kind: str) -> list[Html]:
+def _hits(
+    name: str, stores: list[Curated], query: str, embedder: str, chosen: Chosen
+) -> list[Html]:
     hits = search_sources(stores, query, SEARCH_HITS, embedder or DEFAULT_EMBEDDER)
     rows = [
         (
@@ -90,7 +170,7 @@ def _hits(name: str, stores: list[Curated], query: str, embedder: str, kind: str
             _short(h.reflection.text),
         )
         for h in hits
-        if not kind or h.reflection.kind == kind
+        if chosen.admits(h.reflection)
     ]
     return [
         tag("h2", f"Most similar to \u201c{query}\u201d"),
@@ -98,9 +178,11 @@ def _hits(name: str, stores: list[Curated], query: str, embedder: str, kind: str
     ]
 
 
-def _lessons(name: str, store: Curated, kind: str) -> list[Html]:
+def _lessons(name: str, store: Curated, chosen: Chosen, filters: Filters) -> list[Html]:
     every, credit = store.lessons(), credits_in(store)
-    lessons = [r for r in every if not kind or r.kind == kind]
+    lessons = store.lessons(chosen)
+    if not lessons and chosen != EVERY:
+        return []  # as `memory list` leaves out a store none of whose lessons pass
     rows = [
         (
             _id_link(name, r),
@@ -116,9 +198,17 @@ def _lessons(name: str, store: Curated, kind: str) -> list[Html]:
     ]
     head = ("lesson", "kind", "task", "written by", "score", "credit", "vague", "text")
     title = f"{len(lessons)} lessons in {store.label}"
-    if kind:
-        title = f"{len(lessons)} lessons of kind {kind} (of {len(every)}) in {store.label}"
+    if chosen != EVERY:
+        title = f"{len(lessons)} lessons {_which(filters)} (of {len(every)}) in {store.label}"
     return [tag("h2", title), table(head, rows, cls="lessons")]
+
+
+def _which(filters: Filters) -> str:
+    """The filters in words: "of kind rule, by reflexion, of task words/w1"."""
+    parts = [f"of kind {filters.kind}"] * bool(filters.kind)
+    parts += [f"by {filters.strategy}"] * bool(filters.strategy)
+    parts += [f"of task {filters.task}"] * bool(filters.task)
+    return ", ".join(parts)
 
 
 def _kind(r: Reflection) -> str:
@@ -178,6 +268,17 @@ def _history(history: list[Change]) -> list[Html]:
     return [tag("h2", "History"), table(head, rows, cls="history")]
 
 
+def progress(before: float | None, after: float | None) -> str:
+    """The score column of a recall: the recalling trial's previous attempt -> this attempt.
+
+    >>> progress(None, 0.5), progress(-10.23, -2.558)
+    ('first attempt scored 0.5', '-10.2 -> -2.56')
+    """
+    if after is None:
+        return ""
+    return f"first attempt scored {after:.3g}" if before is None else f"{before:.3g} -> {after:.3g}"
+
+
 def _about(site: Site, name: str, store: Curated, r: Reflection) -> list[Html]:
     """The lesson's text, provenance and credit, who recalled it, and what was merged into it."""
     credit = credits_in(store).get(r.id)
@@ -185,17 +286,17 @@ def _about(site: Site, name: str, store: Curated, r: Reflection) -> list[Html]:
     fields.append(("created", utc(r.created)))
     body = [pre(r.text, cls="lesson"), table(("field", "value"), fields, cls="fields")]
     body.append(tag("p", f"Credit: {credit if credit is not None else 'not kept by this store'}"))
-    recalls = recalls_of(site.run(name), r.id)
+    recalls = recollections(site.run(name), r.id)
     rows = [
         (
-            f"{step.strategy} seed {step.seed}",
-            step.task_id,
-            step.episode,
-            "n/a" if sim is None else f"{sim:.3f}",
-            source or "",
-            "" if after is None else f"{r.score:.3g} -> {after:.3g}",
+            f"{c.step.strategy} seed {c.step.seed}",
+            c.step.task_id,
+            c.step.episode,
+            "n/a" if c.similarity is None else f"{c.similarity:.3f}",
+            c.source or "",
+            progress(c.before, c.after),  # the recalling trial's previous attempt, then this one
         )
-        for step, sim, after, source in recalls
+        for c in recalls
     ]
     head = ("recalled by", "task", "episode", "similarity", "from", "score")
     body += [

@@ -1,19 +1,29 @@
-"""The list of runs, and one run's page: its settings, the comparison table, the paired
-comparisons, the visible signal's errors, (--order stream) success by position in the stream,
-what memory cost and did (its share of each role's prompt, refining, the lessons written, with a
-link to each kind on the memory page), the plots, and every task with each strategy's verdict."""
+"""One run's page, results first: the comparison table (with tokens per trial and the cost in
+money), the matrix of paired differences coloured by p-value, success by episode and (--order
+stream) by position in the stream, then every task with each strategy's verdict, filterable by
+verdict and strategy; then the visible signal's errors, what memory cost and did (its share of
+each role's prompt, refining, the lessons written, with a link to each kind on the memory page),
+the plots, and last the settings, folded away."""
 
 from __future__ import annotations
 
-import time
-from collections import defaultdict
+import json
 from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Kind, TaskResult
-from reflexion.report.build import BY_EPISODE, BY_POSITION, BY_TOKENS, facts
+from reflexion.models.prices import Pricing
+from reflexion.report.build import (
+    BY_EPISODE,
+    BY_POSITION,
+    BY_TOKENS,
+    COMPARISON,
+    cost_text,
+    facts,
+    run_pricing,
+)
 from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
-from reflexion.report.paired import PAIR_COLUMNS, all_pairs, pair_rows
+from reflexion.report.paired import all_pairs
 from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
 from reflexion.report.stream import (
     STREAM_TEXT,
@@ -23,65 +33,71 @@ from reflexion.report.stream import (
     stream_rows,
     stream_tasks,
 )
-from reflexion.report.summary import COLUMNS, header, summarize, table_rows
+from reflexion.report.summary import COLUMNS, Summary, header, summarize, table_rows
 from reflexion.web.layout import Html, esc, join, link, page, table, tag, url
+from reflexion.web.matrix import MATRIX_TEXT, episode_table, legend, pair_matrix
 from reflexion.web.site import Site
+from reflexion.web.task_list import task_list
 
 PLOTS = (BY_EPISODE, BY_TOKENS, BY_POSITION)
 RESAMPLES = 1000  # bootstrap resamples for the page (the report uses more)
 
 
-def runs_page(site: Site) -> str:
-    rows: list[tuple[object, ...]] = []
-    for name in site.runs:
-        try:
-            config, results = site.config(name), site.results(name)
-        except (UsageError, ValueError, OSError) as exc:
-            rows.append((name, f"unreadable: {exc}", "", "", "", "", ""))
-            continue
-        created = config.get("created")
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else ""
-        rows.append(
-            (
-                link(url("runs", name), name),
-                config.get("env", "?"),
-                config.get("model") or "none",
-                ", ".join(config.get("strategies", ())),
-                len({r.task_id for r in results}),
-                len(results),
-                when,
-            )
-        )
-    head = ("run", "env", "model", "strategies", "tasks", "trials", "created")
-    return page("Runs", table(head, rows))
-
-
-def run_page(site: Site, name: str) -> str:
+def run_page(site: Site, name: str, verdict: str = "", strategy: str = "") -> str:
     config, results = site.config(name), site.results(name)
     order = config.get("strategies", ())
-    summaries = summarize(results, order, config.get("episodes"), RESAMPLES)
-    settings = table(("setting", "value"), facts(config, results, summaries))
-    body: list[object] = [tag("h2", "Settings"), settings]
+    try:
+        cost = run_pricing(priced_config(site, name, config))
+    except UsageError as exc:  # a price in a config.json written by hand
+        cost = Pricing(None, str(exc))
+    summaries = summarize(results, order, config.get("episodes"), RESAMPLES, pricing=cost)
+    crumbs = [(url("runs", name), name)]
     if not results:
-        body.append(tag("p", "No trial has finished in this run yet.", cls="note"))
-        return page(name, *body, crumbs=[(url("runs", name), name)])
-    body += [tag("h2", "Results"), table(header(summaries, COLUMNS), table_rows(summaries, 1))]
-    pairs = pair_rows(all_pairs(results, order, RESAMPLES))
+        waiting = tag("p", "No trial has finished in this run yet.", cls="note")
+        return page(name, waiting, _settings(config, results, summaries), crumbs=crumbs)
+    body: list[object] = [
+        tag("h2", "Results"),
+        table(header(summaries, COLUMNS), table_rows(summaries, 1), cls="results"),
+        tag("p", cost_text(cost), cls="note"),
+    ]
+    names = [s.strategy for s in summaries]
+    pairs = all_pairs(results, order, RESAMPLES)
     if pairs:
-        body += [tag("h2", "Paired, on the same tasks"), table(PAIR_COLUMNS, pairs)]
+        body += [tag("h2", "Paired differences, on the same tasks"), pair_matrix(pairs, names)]
+        body += [legend(), tag("p", MATRIX_TEXT, cls="note")]
+    if config.get("order") == "stream":
+        body += _stream(config, results)
+    body += [tag("h2", "Success by episode"), episode_table(summaries)]
+    body += [tag("h2", "Tasks", id="tasks"), *task_list(name, results, names, verdict, strategy)]
     signals = signal_rows(signal_errors(results))
     if signals:
         body += [tag("h2", "The visible signal against held-out"), table(SIGNAL_COLUMNS, signals)]
-    if config.get("order") == "stream":
-        body += _stream(config, results)
     memory = memory_use(site.steps(name), results, order)
     body += _memory(memory)
-    body += [tag("h2", "Plots"), _plots(site, name)]
-    body += [tag("h2", "Tasks"), _tasks(name, results, order)]
     body.append(
         tag("p", link(url("runs", name, "memory"), "The memory of this run"), _kinds(name, memory))
     )
-    return page(name, *body, crumbs=[(url("runs", name), name)])
+    body += [tag("h2", "Plots"), _plots(site, name), _settings(config, results, summaries)]
+    return page(name, *body, crumbs=crumbs)
+
+
+def priced_config(site: Site, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The config, with the price `reflexion report --price` last wrote into comparison.json
+    when the run itself had none (config.json keeps what the run was started with)."""
+    if config.get("price"):
+        return config
+    try:
+        written = json.loads((site.run(name) / COMPARISON).read_text(encoding="utf-8"))
+        price = written["config"].get("price")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return config
+    return config | {"price": price} if price else config
+
+
+def _settings(config: dict[str, Any], results: list[TaskResult], summaries: list[Summary]) -> Html:
+    facts_ = facts(config, results, summaries)
+    folded = tag("summary", f"Settings ({len(facts_)})")
+    return tag("details", folded, table(("setting", "value"), facts_), id="settings")
 
 
 def _memory(memory: MemoryUse) -> list[object]:
@@ -106,7 +122,7 @@ def _stream(config: dict[str, Any], results: list[TaskResult]) -> list[object]:
     return [
         tag("h2", "Success by position in the stream"),
         tag("p", stream_note(config, order), cls="note"),
-        table(stream_header(curves), rows),
+        table(stream_header(curves), rows, cls="stream"),
         tag("p", STREAM_TEXT, cls="note"),
     ]
 
@@ -117,29 +133,6 @@ def _plots(site: Site, name: str) -> Html:
         hint = f"No plots yet: `reflexion report {site.run(name)}` draws them."
         return tag("p", hint, cls="note")
     return join(tag("img", src=url("runs", name, "plots", p), alt=p) for p in found)
-
-
-def _tasks(name: str, results: list[TaskResult], order: list[str]) -> Html:
-    """One row per task: each strategy's held-out verdict (seed 0) and its attempts."""
-    by_task: dict[str, dict[str, TaskResult]] = defaultdict(dict)
-    first_seed = min(r.seed for r in results)
-    for r in results:
-        if r.seed == first_seed:
-            by_task[r.task_id][r.strategy] = r
-    strategies = [s for s in order if any(s in v for v in by_task.values())]
-    rows = []
-    for task_id, done in by_task.items():
-        cells: list[object] = [link(url("runs", name, "tasks", task_id), task_id)]
-        for s in strategies:
-            trial = done.get(s)
-            cells.append("" if trial is None else _verdict(trial))
-        rows.append(cells)
-    return table(("task", *strategies), rows)
-
-
-def _verdict(r: TaskResult) -> Html:
-    word, cls = ("passed", "pass") if r.final_passed else ("failed", "fail")
-    return join([tag("span", word, cls=cls), f" ({r.attempts} attempts)"])
 
 
 def not_found_page(message: str) -> str:

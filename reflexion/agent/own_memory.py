@@ -1,0 +1,303 @@
+"""Reflexion's memory in your own agent: remember a lesson after a failure, recall the lessons at
+the start of the next attempt, and report the attempt's outcome, which credits the lessons it
+recalled. The store is the one a run of `compare` keeps, with the same provenance, vagueness flag
+and credit, so `reflexion memory list/show/why` and `reflexion serve` read it as they read a run's.
+
+    >>> import tempfile
+    >>> with ReflexionMemory(Path(tempfile.mkdtemp()) / "m", embedder="hash-64") as memory:
+    ...     lesson = memory.remember("t1", "Quote the ticket number 4411 in the reply.")
+    ...     [hit.reflection.text for hit in memory.recall("t1")]
+    ['Quote the ticket number 4411 in the reply.']
+
+Each attempt at a task is an episode, as in a run, numbered here: a recall after the task's
+outcome (or a lesson on it) starts its next one, and sees every lesson remembered before. Each
+ReflexionMemory is a run of its own (`run_id`), so it also sees every lesson of earlier ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Self
+
+from memory import Access, open_store
+from reflexion.agent.agent_folder import Place, agent_place, last_episodes
+from reflexion.core.errors import UsageError
+from reflexion.core.protocols import Closable, Crediting, Memory
+from reflexion.core.records import (
+    Attempt,
+    Message,
+    Recalled,
+    RecallScope,
+    Reflection,
+    Score,
+    Step,
+    Task,
+)
+from reflexion.core.runfolder import RunFolder
+from reflexion.trial.provenance import new_reflection, provenance
+
+AGENT_NAME = "my-agent"  # the default env and strategy names a lesson records
+SEED = 0  # an agent has one "seed": its lessons are one trial's per task
+SCOPES = ("task", "global")
+
+
+@dataclass
+class Progress:
+    """One task's attempts in this session: the current episode, what it recalled (waiting for
+    its outcome to be credited) and each ended attempt's score."""
+
+    episode: int = 1
+    ended: bool = False  # an outcome or a lesson is in: the next recall starts a new episode
+    recalled: list[str] = field(default_factory=list)
+    values: dict[int, float] = field(default_factory=dict)  # episode -> its attempt's score
+    lessons: int = 0  # lessons on the current episode (a second one needs an id of its own)
+    scored: bool = False  # the current episode's score is in the trace
+    judged: bool = False  # its outcome came: another outcome is another attempt's
+
+    def before(self) -> float | None:
+        """The score of the task's attempt before the current one (None: none ended)."""
+        earlier = [e for e in self.values if e < self.episode]
+        return self.values[max(earlier)] if earlier else None
+
+    def next_episode(self) -> None:
+        self.episode += 1
+        self.ended, self.recalled, self.lessons = False, [], 0
+        self.scored = self.judged = False
+
+
+def as_task(task: Task | str) -> Task:
+    """A Task, or a string that is both its id and its text (what recall searches by).
+
+    >>> as_task("Plan a trip to Oslo.")
+    Task(id='Plan a trip to Oslo.', prompt='Plan a trip to Oslo.', spec={})
+    """
+    if isinstance(task, Task):
+        return task
+    if not isinstance(task, str) or not task.strip():
+        msg = f"a task is a reflexion Task or a non-empty string, got {task!r}"
+        raise UsageError(msg)
+    return Task(task, task)
+
+
+def verdict(value: float, before: float | None) -> str | None:
+    """What an attempt did against the one before, as a run credits it (None: none before).
+
+    >>> verdict(1.0, 0.0), verdict(0.0, 0.0), verdict(1.0, None)
+    ('helped', 'same', None)
+    """
+    if before is None:
+        return None
+    return "helped" if value > before else "hurt" if value < before else "same"
+
+
+class ReflexionMemory:
+    """Lessons kept across your agent's attempts, in a Chroma store on disk (`path`) or on a
+    `chroma run` server (`url=`). `path` is a new folder (made as a run folder: `config.json`,
+    the store in `memory/`, this class's trace), a run folder of `compare`, or a store folder.
+    `collection` and `embedder` (default: as the folder records, else `reflections` and
+    all-MiniLM-L6-v2); `env` and `strategy` are the names its lessons record. `create=False`:
+    the store must exist (a mistyped path is an error, not a new empty store). Close it when
+    done, or use it in a `with` block.
+
+        >>> memory = ReflexionMemory("agent-memory")                    # doctest: +SKIP
+        >>> memory = ReflexionMemory(url="http://10.0.0.5:8000")        # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        url: str | None = None,
+        collection: str | None = None,
+        embedder: str | None = None,
+        env: str = AGENT_NAME,
+        strategy: str = AGENT_NAME,
+        create: bool = True,
+    ) -> None:
+        folder = None if path is None else Path(path)
+        self.place: Place = agent_place(folder, url, collection, embedder, strategy, create)
+        self.env, self.strategy = env, strategy
+        self.run_id = uuid.uuid4().hex[:12]  # this session: a run of its own
+        self.store: Memory = open_store(self.place.settings, Access.RUN)
+        self._trace = RunFolder(self.place.settings.folder) if self.place.traced else None
+        self._first = last_episodes(self._trace.path, strategy, SEED) if self._trace else {}
+        self._tasks: dict[str, Progress] = {}
+        self._steps = 0
+        self._lock = threading.RLock()  # a graph may call from several threads
+        self._closed = False
+
+    def remember(
+        self,
+        task: Task | str,
+        text: str,
+        *,
+        score: float | None = None,
+        passed: bool = False,
+        feedback: str = "",
+    ) -> Reflection:
+        """Store a lesson on the task's latest attempt, with its provenance and its vagueness
+        flag (memory.hygiene: checked against the task's text and `feedback`, what the check
+        found). `score`: the attempt's score (default 1 if it `passed`, else 0).
+
+            >>> memory.remember(task, "Use both words: apple and river.", feedback="no river")
+            ...                                                       # doctest: +SKIP
+        """
+        task = as_task(task)
+        if not isinstance(text, str) or not text.strip():
+            msg = "a lesson needs some text; got an empty one"
+            raise UsageError(msg)
+        with self._lock:
+            progress = self._progress(task.id)
+            shown = Score(_value(score, passed), passed, feedback)
+            attempt = Attempt(progress.episode, "", shown)
+            lesson = new_reflection(self._who(task), text, attempt, task.prompt)
+            if progress.lessons:  # subtle: the id names the episode; a second lesson needs its own
+                digest = hashlib.sha1(f"{lesson.id}/{progress.lessons}".encode()).hexdigest()
+                lesson = replace(lesson, id=digest[:16])
+            progress.lessons += 1
+            progress.values.setdefault(progress.episode, shown.value)
+            self._score(task, progress, shown)
+            data = {"id": lesson.id} | ({"flag": lesson.flag} if lesson.flag else {})
+            self._log(task, progress.episode, "remember", output=lesson.text, data=data)
+            self.store.add([lesson])
+            progress.ended = True
+        return lesson
+
+    def recall(self, task: Task | str, k: int = 3, *, scope: str = "task") -> list[Recalled]:
+        """The k lessons nearest the task's text, best first: the task's own (`scope="task"`) or
+        any task's (`"global"`). Each recall is counted in the store's credit: with the
+        attempt's outcome, when one comes (see `outcome`).
+
+            >>> notes = [hit.reflection.text for hit in memory.recall(task)]  # doctest: +SKIP
+        """
+        task = as_task(task)
+        if not isinstance(k, int) or k < 1:
+            msg = f"k is the number of lessons to recall, at least 1; got {k!r}"
+            raise UsageError(msg)
+        if scope not in SCOPES:
+            msg = f"scope is one of {', '.join(SCOPES)}; got {scope!r}"
+            raise UsageError(msg)
+        with self._lock:
+            progress = self._progress(task.id)
+            if progress.ended:
+                self._settle(task.id, progress)
+                progress.next_episode()
+            who = (self.env, task.id, self.run_id, self.strategy, SEED, progress.episode)
+            # stream: every lesson remembered before in this session, of any task, is admitted
+            asked, at = RecallScope(*who, scope, stream=True), time.time()
+            hits = self.store.recall(task.prompt, asked, k)
+            ids = [h.reflection.id for h in hits]
+            if progress.before() is None:  # nothing to compare with: a recall only, counted now
+                self._credit(ids, None, task.id, progress.episode)
+            else:
+                progress.recalled += ids
+            self._log_recall(task, progress.episode, hits, {"k": k, "scope": scope, "at": at})
+        return hits
+
+    def outcome(
+        self, task: Task | str, passed: bool, *, score: float | None = None, feedback: str = ""
+    ) -> str | None:
+        """The task's latest attempt is over: credit the lessons it recalled with what it did
+        against the attempt before ("helped", "hurt" or "same"; None: no attempt before in this
+        session, a recall only), and return that. `score` as in `remember`.
+
+            >>> memory.outcome(task, passed=True)                       # doctest: +SKIP
+            'helped'
+        """
+        task = as_task(task)
+        with self._lock:
+            progress = self._progress(task.id)
+            if progress.judged:  # a second outcome with no recall between: a new attempt
+                self._settle(task.id, progress)
+                progress.next_episode()
+            shown = Score(_value(score, passed), passed, feedback)
+            said = verdict(shown.value, progress.before())
+            self._credit(progress.recalled, said, task.id, progress.episode)
+            progress.recalled = []
+            progress.values[progress.episode] = shown.value
+            self._score(task, progress, shown)
+            progress.ended = progress.judged = True
+        return said
+
+    def close(self) -> None:
+        """Count the recalls still waiting for an outcome (as recalls only), and let go of the
+        store and the trace. Closing again does nothing; any other call fails."""
+        with self._lock:
+            if self._closed:
+                return
+            for task_id, progress in self._tasks.items():
+                self._settle(task_id, progress)
+            self._closed = True
+            if isinstance(self.store, Closable):
+                self.store.close()
+            if self._trace is not None:
+                self._trace.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.place.settings
+        at = where.chroma_url or where.folder
+        return f"ReflexionMemory({str(at)!r}, collection={where.collection!r}, run {self.run_id})"
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def _progress(self, task_id: str) -> Progress:
+        """The task's attempts so far (a ValueError once closed: the store is let go)."""
+        if self._closed:
+            msg = f"{self!r} is closed"
+            raise ValueError(msg)
+        if task_id not in self._tasks:
+            self._tasks[task_id] = Progress(episode=self._first.get(task_id, 0) + 1)
+        return self._tasks[task_id]
+
+    def _who(self, task: Task) -> tuple[str, str, str, str, int]:
+        return (self.run_id, self.strategy, self.env, task.id, SEED)
+
+    def _settle(self, task_id: str, progress: Progress) -> None:
+        """The recalls of an episode that got no outcome, counted as recalls only."""
+        self._credit(progress.recalled, None, task_id, progress.episode)
+        progress.recalled = []
+
+    def _credit(self, ids: list[str], said: str | None, task_id: str, episode: int) -> None:
+        """As a run credits an episode's recalls: once per episode, by its key."""
+        if ids and isinstance(self.store, Crediting):
+            key = f"{self.run_id}/{self.strategy}/{task_id}/{SEED}/{episode}"
+            self.store.credit(ids, said, key)
+
+    def _score(self, task: Task, progress: Progress, shown: Score) -> None:
+        """The episode's score in the trace, once (`memory show` and `why` compare them)."""
+        if not progress.scored:
+            progress.scored = True
+            data = shown.to_dict() | {"signal": "agent"}
+            self._log(task, progress.episode, "score", output=shown.feedback, data=data)
+
+    def _log_recall(
+        self, task: Task, episode: int, hits: list[Recalled], asked: dict[str, Any]
+    ) -> None:
+        found = [provenance(h, task.id, self.run_id) for h in hits]
+        data = {"hits": found, "stream": True, "env": self.env} | asked
+        text = "\n".join(h.reflection.text for h in hits)
+        query = (Message("human", task.prompt),)
+        self._log(task, episode, "recall", prompt=query, output=text, data=data)
+
+    def _log(self, task: Task, episode: int, kind: str, **fields: Any) -> None:
+        if self._trace is None:
+            return
+        self._steps += 1
+        step_id = f"{self.strategy}/{task.id}/{SEED}/{self.run_id}-{self._steps:03d}-{kind}"
+        who = (self.run_id, self.strategy, task.id, SEED, episode, kind)
+        self._trace.write_step(Step(step_id, *who, **fields))
+
+
+def _value(score: float | None, passed: bool) -> float:
+    return float(score) if score is not None else float(passed)
