@@ -104,7 +104,7 @@ def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path,
     argv = ["compare", "--env", "game24:4", "--episodes", "1", "--order", "stream"]
     argv += ["--strategies", designs, "--out", str(out), "--model", "smollm2-135m"]
     argv += ["--embedder", "hash-64", "--no-progress"]
-    argv += ["--max-tokens", "generate=48,distill=160,propose=64"]  # short: the test is plumbing
+    argv += ["--max-tokens", "generate=48,distill=160,propose=64", "--code-rounds", "1"]  # short
     assert main(argv) == 0, capsys.readouterr().err
     results = RunFolder(out).results()
     assert len(results) == 7 * 4 and all(r.attempts == 1 for r in results)
