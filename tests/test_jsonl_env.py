@@ -132,6 +132,7 @@ def test_qa_visible_score_only_checks_an_answer_was_given(tmp_path: Path) -> Non
     [task] = env.tasks()
     assert "Paris" in task.prompt  # the context is shown; the gold answer is not a field of it
     assert "answer" not in task.spec
+    assert task.lookup == QA["question"]  # memory is found by the question, not the context
     wrong = env.score(task, "Answer: Lyon")
     assert wrong.solved and "not checked against the gold answer" in wrong.feedback
     assert not env.score(task, "   ").solved

@@ -128,4 +128,6 @@ def _task(item: CodeTask | QaTask) -> Task:
         prompt = item.prompt + CODE_INSTRUCTION.format(entry_point=item.entry_point)
         return Task(item.id, prompt, {"entry_point": item.entry_point, "kind": "code"})
     context = f"Context:\n{item.context}\n\n" if item.context else ""
-    return Task(item.id, f"{context}Question: {item.question}{QA_INSTRUCTION}", {"kind": "qa"})
+    prompt = f"{context}Question: {item.question}{QA_INSTRUCTION}"
+    asked = item.question if item.context else ""  # a context may be shared: memory skips it
+    return Task(item.id, prompt, {"kind": "qa"}, asked)

@@ -7,7 +7,8 @@ offline from a fixed seed by `build.py`).
 - **The prompt:** the schema, whose column comments alone say how values are coded (status
   codes, money in cents, rows kept after a delete, a fiscal year from 1 February), with the
   first rows of each table; then the question, last. The schema part is the same in every
-  task, so a prefix cache reuses it. No example question or answer is shown.
+  task, so a prefix cache reuses it. No example question or answer is shown. The task's
+  `question` is the question alone: memory is found by it, and an exemplar shows it.
 - **The answer:** one SQLite query, the last ```sql block of the reply (else the reply). It
   runs in the sandbox on a read-only copy of the database: one read-only statement, 5 s,
   at most 1,000 rows. Anything else is refused with a verdict in words.
@@ -68,7 +69,7 @@ class SqlEnv:
                 "ordered": question.ordered,
             }
             prompt = PROMPT.format(schema=schema, question=question.question)
-            self._tasks.append(Task(question.id, prompt, spec))
+            self._tasks.append(Task(question.id, prompt, spec, question.question))
 
     @classmethod
     def from_spec(cls, arg: str | None) -> SqlEnv:

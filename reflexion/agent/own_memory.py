@@ -190,7 +190,7 @@ class ReflexionMemory:
             who = (self.env, task.id, self.run_id, self.strategy, SEED, progress.episode)
             # stream: every lesson remembered before in this session, of any task, is admitted
             asked, at = RecallScope(*who, scope, stream=True), time.time()
-            hits = self.store.recall(task.prompt, asked, k)
+            hits = self.store.recall(task.lookup, asked, k)
             ids = [h.reflection.id for h in hits]
             if progress.before() is None:  # nothing to compare with: a recall only, counted now
                 self._credit(ids, None, task.id, progress.episode)
@@ -287,7 +287,7 @@ class ReflexionMemory:
         found = [provenance(h, task.id, self.run_id) for h in hits]
         data = {"hits": found, "stream": True, "env": self.env} | asked
         text = "\n".join(h.reflection.text for h in hits)
-        query = (Message("human", task.prompt),)
+        query = (Message("human", task.lookup),)
         self._log(task, episode, "recall", prompt=query, output=text, data=data)
 
     def _log(self, task: Task, episode: int, kind: str, **fields: Any) -> None:

@@ -54,11 +54,28 @@ def _revive(hint: Any, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Task(Record):
-    """One problem. `prompt` and `spec` are visible to the model; held-out data stays in the Env."""
+    """One problem. `prompt` and `spec` are visible to the model; held-out data stays in the Env.
+
+    `question` is the part of the prompt that differs from task to task, where tasks share a
+    long context (every question over one database shows the same schema). Memory is found by
+    it and a worked example shows it, not the shared context: an embedder reads only the
+    first 256 word pieces, and a shot that repeats the schema leaves no room for its answer.
+
+        >>> Task("t1", "Schema... Question: How many?", question="How many?").lookup
+        'How many?'
+        >>> Task("t2", "Add 2 and 3.").lookup
+        'Add 2 and 3.'
+    """
 
     id: str
     prompt: str
     spec: dict[str, Any] = field(default_factory=dict)
+    question: str = ""  # empty: the whole prompt is the question
+
+    @property
+    def lookup(self) -> str:
+        """What memory is found by, and what a stored example shows of the task."""
+        return self.question or self.prompt
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if bad or not texts:
         trial.note(episode, "unparsed", call.output, {"kind": Kind.ITEM, "malformed": bad})
     for text in texts:
-        await trial.keep(Kind.ITEM, text, last, key=trial.task.prompt, distinct=DISTINCT)
+        await trial.keep(Kind.ITEM, text, last, key=trial.task.lookup, distinct=DISTINCT)
 
 
 ITEMS = Lessons(

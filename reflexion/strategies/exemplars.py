@@ -4,7 +4,9 @@ question, as StreamBench keys its memory; a new task recalls the 16 most similar
 number) as worked examples, numbered, before the task, the most similar last (nearest the task),
 as StreamBench places them. --memory-tokens bounds them: the least similar that do not fit are
 left out, so the shots must be short (a solved task's final answer, not its whole exchange). No
-extra model call: the memory is the model's own answers that its check passed.
+extra model call: the memory is the model's own answers that its check passed. Where tasks
+share a long context (questions over one database), a shot shows the task's `question` only, as
+StreamBench's shots do, not the shared schema again.
 
     >>> exemplar_text("Add 2 and 3.", "5")
     'Task:\\nAdd 2 and 3.\\n\\nSolution:\\n5'
@@ -44,8 +46,8 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     if solved.score.solved:  # only an answer its visible check passed is stored
-        text = exemplar_text(trial.task.prompt, solved.candidate)
-        await trial.keep(Kind.EXEMPLAR, text, solved, key=trial.task.prompt)
+        text = exemplar_text(trial.task.lookup, solved.candidate)
+        await trial.keep(Kind.EXEMPLAR, text, solved, key=trial.task.lookup)
 
 
 EXEMPLARS = Lessons(Kind.EXEMPLAR, HEADER, place="before_task", body=examples)

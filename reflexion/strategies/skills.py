@@ -73,7 +73,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     program = solving_program(solved) if solved.score.solved else None
     if program is not None:  # only a program behind an answer its visible check passed
-        await trial.keep(Kind.SKILL, skill_text(trial.task.prompt, program), solved)
+        await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
 
 
 async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:

@@ -227,14 +227,14 @@ class RecordedTrial:
         if self.memory is None:
             return []
         scope, k, at = self.scope(episode, kind), k or self.settings.k, time.time()
-        hits = await asyncio.to_thread(self.memory.recall, self.task.prompt, scope, k)
+        hits = await asyncio.to_thread(self.memory.recall, self.task.lookup, scope, k)
         self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         run_id, env = self.settings.run_id, self.env.name
         data = {"hits": [provenance(h, self.task.id, run_id) for h in hits], "at": at}
         data |= {"k": k, "scope": scope.scope, "stream": scope.stream, "env": env}
         data |= {} if is_own(kind) else {"kind": kind}
         text = "\n".join(h.reflection.text for h in hits)
-        query = (Message("human", self.task.prompt),)  # what the store was asked
+        query = (Message("human", self.task.lookup),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
         return hits
 

@@ -1,0 +1,71 @@
+"""Exemplars over one database show each earlier question with its query, not the shared
+schema again, and are found by the question. Before the fix, a shot was the whole prompt: the
+schema, cut off by --memory-tokens before its question and answer, so the model saw none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from running import RunConfig, run
+
+from envs import make_env
+from envs.sql.env import SqlEnv
+from reflexion.core.runfolder import RunFolder
+
+SCHEMA_MARK = "CREATE TABLE stores"
+
+
+class OracleModel(BaseChatModel):
+    """Answers every question with its gold query (a test-only oracle, read from the env)."""
+
+    env: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "oracle"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        asked = messages[-1].text.split("Question: ")[-1].strip()
+        task = next(t for t in self.env.tasks() if t.question == asked)
+        reply = "```sql\n" + self.env.gold(task).gold + "\n```"
+        message = AIMessage(
+            reply, usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: Path) -> None:
+    env = make_env("sql:4")
+    assert isinstance(env, SqlEnv)
+    config = RunConfig(
+        env="sql:4",
+        strategies=("exemplars",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    results = run(config, model=OracleModel(env=env), env=env)
+    assert all(r.final_passed for r in results)
+    steps = RunFolder(tmp_path / "run").steps()
+    order = [s.task_id for s in steps if s.kind == "generate"]
+    last = next(t for t in env.tasks() if t.id == order[-1])
+    prompt = next(s for s in steps if s.kind == "generate" and s.task_id == last.id)
+    text = "\n".join(m.content for m in prompt.prompt)
+    assert text.count(SCHEMA_MARK) == 1  # the task's own schema, and no shot repeats it
+    for earlier in (t for t in env.tasks() if t.id in order[:-1]):
+        assert earlier.question in text  # every earlier question, with its query
+        assert env.gold(earlier).gold in text
+    recall = next(s for s in steps if s.kind == "recall" and s.task_id == last.id)
+    assert [m.content for m in recall.prompt] == [last.question]  # found by the question
