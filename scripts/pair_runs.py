@@ -1,0 +1,117 @@
+"""Arms taken from different run folders, paired on the tasks they share: for a strategy run
+again after a fix, against a baseline that need not be run again.
+
+    .venv/bin/python scripts/pair_runs.py runs/sql-stream:single runs/sql-exemplars2:exemplars \\
+        --by difficulty --blocks 4
+
+Each ARM is RUN:STRATEGY, or RUN:STRATEGY=LABEL when two arms share a strategy's name. It prints
+the arms' table (`reflexion report`'s columns), each arm against the first, paired by task with
+the package's McNemar test and bootstrap interval, and each arm's successes by a field of the
+task's spec (`--by`, e.g. the SQL env's `difficulty`) and by block of the first folder's stream
+order. Only the tasks every arm finished are counted, so a run still under way is paired on
+what it has done, and the header says how many that is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from envs import make_env
+from reflexion import ReflexionError, TaskResult
+from reflexion.report import align, arm, format_pairs, format_table, pair, run_config, summarize
+
+
+def parse_arm(text: str) -> tuple[Path, str, str]:
+    """RUN:STRATEGY[=LABEL].
+
+    >>> parse_arm("runs/a:exemplars=fixed")
+    (PosixPath('runs/a'), 'exemplars', 'fixed')
+    """
+    folder, sep, rest = text.rpartition(":")
+    if not sep or not folder or not rest:
+        msg = f"an arm is RUN:STRATEGY or RUN:STRATEGY=LABEL, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    strategy, _, label = rest.partition("=")
+    return Path(folder), strategy, label or strategy
+
+
+def shared(arms: Sequence[list[TaskResult]]) -> list[list[TaskResult]]:
+    """Each arm cut to the tasks every arm finished."""
+    common = set.intersection(*({r.task_id for r in results} for results in arms))
+    return [[r for r in results if r.task_id in common] for results in arms]
+
+
+def by_field(results: Sequence[TaskResult], labels: Sequence[str], spec: dict[str, str]) -> str:
+    groups = sorted(set(spec.values()))
+    cells = []
+    for label in labels:
+        mine = [r for r in results if r.strategy == label]
+        row = [label]
+        for g in groups:
+            picked = [r for r in mine if spec.get(r.task_id) == g]
+            row.append(f"{sum(r.final_passed for r in picked)}/{len(picked)}")
+        cells.append(row)
+    return align(("arm", *groups), cells)
+
+
+def by_block(
+    results: Sequence[TaskResult], labels: Sequence[str], order: Sequence[str], blocks: int
+) -> str:
+    done = {r.task_id for r in results}
+    ordered = [t for t in order if t in done]
+    size = max(1, -(-len(ordered) // blocks))
+    spans = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+    header = [f"{i * size + 1}-{i * size + len(span)}" for i, span in enumerate(spans)]
+    cells = []
+    for label in labels:
+        passed = {r.task_id for r in results if r.strategy == label and r.final_passed}
+        cells.append([label, *(f"{len(passed & set(span))}/{len(span)}" for span in spans)])
+    return align(("arm, questions in stream order", *header), cells)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[=LABEL]")
+    parser.add_argument("--by", help="a field of the tasks' spec to group by (e.g. difficulty)")
+    parser.add_argument("--blocks", type=int, default=4, help="blocks of the stream order")
+    args = parser.parse_args(argv)
+    if len(args.arms) < 2:
+        parser.error("give at least two arms")
+    labels = [label for _, _, label in args.arms]
+    if len(set(labels)) < len(labels):
+        parser.error("two arms have the same name: add =LABEL to one")
+    try:
+        found = [arm(folder, strategy, label) for folder, strategy, label in args.arms]
+        for (folder, strategy, _), results in zip(args.arms, found, strict=True):
+            if not results:
+                msg = f"{folder}: no finished {strategy} trial"
+                raise ReflexionError(msg)
+        arms = shared(found)
+        if not arms[0]:
+            msg = "the arms share no finished task"
+            raise ReflexionError(msg)
+        results = [r for a in arms for r in a]
+        first = run_config(args.arms[0][0])
+        print(f"{len({r.task_id for r in results})} tasks finished by every arm")
+        print(format_table(summarize(results, labels)))
+        print()
+        print(format_pairs([pair(results, labels[0], label) for label in labels[1:]]))
+        if args.by:
+            env = make_env(str(first["env"]))
+            spec = {t.id: str(t.spec.get(args.by, "?")) for t in env.tasks()}
+            print()
+            print(by_field(results, labels, spec))
+        order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in arms[0]))
+        print()
+        print(by_block(results, labels, [str(t) for t in order], args.blocks))
+    except (ReflexionError, OSError) as exc:
+        print(f"pair_runs: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""scripts/pair_runs.py: arms from two run folders, paired on the tasks both finished."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from envs import make_env
+from reflexion.core.records import Point, TaskResult
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "pair_runs.py"
+
+
+def folder(path: Path, strategy: str, passed: dict[str, bool], order: list[str]) -> Path:
+    path.mkdir()
+    config = {"env": "sql:12", "strategies": [strategy], "order": "stream", "stream_order": order}
+    (path / "config.json").write_text(json.dumps(config))
+    rows = []
+    for task_id, ok in passed.items():
+        point = Point(1, float(ok), float(ok), ok, ok, tokens=1050, calls=1)
+        result = TaskResult(
+            run_id=path.name, env="sql:12", task_id=task_id, strategy=strategy, seed=0,
+            best_candidate="SELECT 1", best_score=float(ok), best_episode=1, final_passed=ok,
+            any_passed=ok, attempts=1, llm_calls=1, input_tokens=1000, output_tokens=50,
+            wall_s=1.0, curve=(point,),
+        )  # fmt: skip
+        rows.append(json.dumps(result.to_dict()))
+    (path / "results.jsonl").write_text("\n".join(rows) + "\n")
+    return path
+
+
+def pair_runs(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(SCRIPT), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_arms_from_two_folders_are_paired_on_the_tasks_both_finished(tmp_path: Path) -> None:
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    base = {t: i < 3 for i, t in enumerate(tasks)}  # solves the first 3 of 12
+    after = {t: i < 3 or i in (5, 6, 7, 8) for i, t in enumerate(tasks[:10])}  # 10 finished
+    a = folder(tmp_path / "a", "single", base, tasks)
+    b = folder(tmp_path / "b", "exemplars", after, tasks)
+    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--by", "difficulty", "--blocks", "2")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("10 tasks finished by every arm")
+    pair_line = next(line for line in out.splitlines() if line.startswith("exemplars vs single"))
+    assert pair_line.split()[3:5] == ["10", "+40.0"]  # 10 tasks, 4 won, 0 lost
+    cells = pair_line.split("]")[1].split()
+    assert cells[:3] == ["4", "0", "6"]
+    spec = {t.id: t.spec["difficulty"] for t in make_env("sql:12").tasks()}
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["arm"])
+    levels = lines[header].split()[1:]
+    row = lines[header + 2].split()  # the arms in order: single, then exemplars
+    assert row[0] == "exemplars" and len(row) == len(levels) + 1
+    for level, cell in zip(levels, row[1:], strict=True):
+        mine = [t for t in tasks[:10] if spec[t] == level]
+        assert cell == f"{sum(after[t] for t in mine)}/{len(mine)}"
+    blocks = next(line for line in out.splitlines() if line.startswith("single") and "3/5" in line)
+    assert blocks.split()[1:] == ["3/5", "0/5"]
+
+
+def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    a = folder(tmp_path / "a", "single", {t: True for t in tasks}, tasks)
+    done = pair_runs(f"{a}:single", f"{a}:bank")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [f"pair_runs: error: {a}: no finished bank trial"]
+    same = pair_runs(f"{a}:single", f"{a}:single")
+    assert same.returncode == 2 and "add =LABEL" in same.stderr
