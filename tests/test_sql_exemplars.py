@@ -1,6 +1,7 @@
-"""Exemplars over one database show each earlier question with its query, not the shared
-schema again, and are found by the question. Before the fix, a shot was the whole prompt: the
-schema, cut off by --memory-tokens before its question and answer, so the model saw none."""
+"""Exemplars over one database show each earlier question with the query its check ran, not the
+shared schema again nor the reasoning before the query, and are found by the question. Before
+the fix, a shot was the whole prompt: the schema, cut off by --memory-tokens before its question
+and answer, so the model saw none."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from envs.sql.env import SqlEnv
 from reflexion.core.runfolder import RunFolder
 
 SCHEMA_MARK = "CREATE TABLE stores"
+REASONING = "First I find the tables the question needs."
 
 
 class OracleModel(BaseChatModel):
-    """Answers every question with its gold query (a test-only oracle, read from the env)."""
+    """Answers every question with a line of reasoning, then its gold query (a test-only oracle,
+    read from the env)."""
 
     env: Any
 
@@ -38,7 +41,7 @@ class OracleModel(BaseChatModel):
     ) -> ChatResult:
         asked = messages[-1].text.split("Question: ")[-1].strip()
         task = next(t for t in self.env.tasks() if t.question == asked)
-        reply = "```sql\n" + self.env.gold(task).gold + "\n```"
+        reply = f"{REASONING}\n```sql\n{self.env.gold(task).gold}\n```"
         message = AIMessage(
             reply, usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
         )
@@ -64,6 +67,7 @@ def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: P
     prompt = next(s for s in steps if s.kind == "generate" and s.task_id == last.id)
     text = "\n".join(m.content for m in prompt.prompt)
     assert text.count(SCHEMA_MARK) == 1  # the task's own schema, and no shot repeats it
+    assert REASONING not in text  # a shot keeps the query the check ran, as StreamBench's do
     for earlier in (t for t in env.tasks() if t.id in order[:-1]):
         assert earlier.question in text  # every earlier question, with its query
         assert env.gold(earlier).gold in text

@@ -105,6 +105,14 @@ class SqlEnv:
         """HELD-OUT: the same check as `score`."""
         return self._check(task, candidate)
 
+    def answer(self, task: Task, reply: str) -> str:
+        """The query the check runs, in its ```sql block: what an exemplar keeps of a reply.
+
+        >>> SqlEnv.from_spec("1").answer(Task("t", "q"), "First, ...\\n```sql\\nSELECT 2\\n```")
+        '```sql\\nSELECT 2\\n```'
+        """
+        return f"```sql\n{extract_query(reply)}\n```"
+
     def gold(self, task: Task) -> Question:
         """The task's question with its gold query: held out, for tests and reports only."""
         return self._questions[task.id]

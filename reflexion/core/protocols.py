@@ -117,6 +117,15 @@ class CodeRunningEnv(Env, Protocol):
 
 
 @runtime_checkable
+class AnsweringEnv(Env, Protocol):
+    """An env that can say which part of a reply its check reads (the SQL env: the query in the
+    last ```sql block). A worked example keeps that part alone, as StreamBench's shots keep the
+    parsed query: reasoning written before the answer would take the room other shots need."""
+
+    def answer(self, task: Task, reply: str) -> str: ...
+
+
+@runtime_checkable
 class SelfTestingEnv(Env, Protocol):
     """An env of code tasks that can check a candidate against unit tests the model wrote
     (`--signal self-tests` or `both`). `test_subject` is what the test writer sees: the task's
@@ -294,6 +303,10 @@ class Trial(Protocol):
     @property
     def solved(self) -> bool:
         """Solved by the VISIBLE signal: the only one a strategy may act on."""
+        ...
+
+    def answer_of(self, candidate: str) -> str:
+        """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
         ...
 
     async def ask(self, call: Awaitable[Call], episode: int) -> Call: ...

@@ -6,7 +6,9 @@ as StreamBench places them. --memory-tokens bounds them: the least similar that 
 left out, so the shots must be short (a solved task's final answer, not its whole exchange). No
 extra model call: the memory is the model's own answers that its check passed. Where tasks
 share a long context (questions over one database), a shot shows the task's `question` only, as
-StreamBench's shots do, not the shared schema again.
+StreamBench's shots do, not the shared schema again; and where the env says which part of a
+reply its check reads (`AnsweringEnv`: the SQL env's query), the shot keeps that part, as
+StreamBench's shots keep the parsed query, so that reasoning does not crowd out other shots.
 
     >>> exemplar_text("Add 2 and 3.", "5")
     'Task:\\nAdd 2 and 3.\\n\\nSolution:\\n5'
@@ -46,7 +48,7 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     if solved.score.solved:  # only an answer its visible check passed is stored
-        text = exemplar_text(trial.task.lookup, solved.candidate)
+        text = exemplar_text(trial.task.lookup, trial.answer_of(solved.candidate))
         await trial.keep(Kind.EXEMPLAR, text, solved, key=trial.task.lookup)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from reflexion.core.protocols import (
     Actor,
+    AnsweringEnv,
     Crediting,
     Env,
     Memory,
@@ -109,6 +110,11 @@ class RecordedTrial:
     def solved(self) -> bool:
         """Solved by the VISIBLE signal: the only one a strategy may act on."""
         return self.best is not None and self.best.score.solved
+
+    def answer_of(self, candidate: str) -> str:
+        """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
+        env = self.env
+        return env.answer(self.task, candidate) if isinstance(env, AnsweringEnv) else candidate
 
     async def ask(self, call: Awaitable[Call], episode: int) -> Call:
         """Run one actor role and record it in the trace. Under a token budget per task, once
