@@ -68,6 +68,9 @@ def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: P
     text = "\n".join(m.content for m in prompt.prompt)
     assert text.count(SCHEMA_MARK) == 1  # the task's own schema, and no shot repeats it
     assert REASONING not in text  # a shot keeps the query the check ran, as StreamBench's do
+    asked = prompt.prompt[-1].content  # the schema first, a prefix the model's cache reuses;
+    assert asked.startswith(last.prompt[:200])  # then the shots, then the question
+    assert asked.index(SCHEMA_MARK) < asked.index("Example 1:") < asked.index(last.question)
     for earlier in (t for t in env.tasks() if t.id in order[:-1]):
         assert earlier.question in text  # every earlier question, with its query
         assert env.gold(earlier).gold in text

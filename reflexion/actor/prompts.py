@@ -95,11 +95,31 @@ def placed_messages(task: Task, placed: Placed) -> list[BaseMessage]:
     after = "\n\n" + placed.after_task if placed.after_task else ""
     prompt = task.prompt
     if placed.before_task:
-        prompt = f"{placed.before_task}\n\nYour task:\n{task.prompt}"
+        context, asked = context_and_question(task)
+        prompt = f"{context}{placed.before_task}\n\nYour task:\n{asked}"
     msgs = GENERATE.format_messages(task=prompt, lessons=after)
     if placed.system:  # the boards: the same for every task, so the prefix cache keeps them
         msgs[0] = SystemMessage(f"{SYSTEM}\n\n{placed.system}")
     return msgs
+
+
+def context_and_question(task: Task) -> tuple[str, str]:
+    """The prompt cut before the paragraph that holds the task's question, where tasks share a
+    context (`Task.question`): memory placed before the task goes between the two, so the
+    shared context (a database's schema) stays a prefix the model's cache reuses, and the shots
+    still come just before the question. ("", the prompt) where there is no such question.
+
+    >>> t = Task("t", "Schema.\\n\\nWrite a query.\\n\\nQuestion: How many?", question="How many?")
+    >>> context_and_question(t)
+    ('Schema.\\n\\nWrite a query.\\n\\n', 'Question: How many?')
+    >>> context_and_question(Task("t", "Add 2 and 3."))
+    ('', 'Add 2 and 3.')
+    """
+    at = task.prompt.rfind(task.question) if task.question else -1
+    cut = task.prompt.rfind("\n\n", 0, at) if at > 0 else -1
+    if cut < 0:
+        return "", task.prompt
+    return task.prompt[: cut + 2], task.prompt[cut + 2 :]
 
 
 def proactive_messages(task: Task) -> list[BaseMessage]:
