@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -113,7 +114,9 @@ def _answer(prompt: str, h: int, marks: str) -> str:
 
 
 class PromptModel(BaseChatModel):
-    """Replies with `reply_to(prompt)`; one token per word."""
+    """Replies with `answer(prompt)` (by default `reply_to`); one token per word."""
+
+    answer: Callable[[str], str] | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -127,7 +130,7 @@ class PromptModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         prompt = "\n".join(m.text for m in messages)
-        reply = reply_to(prompt)
+        reply = (self.answer or reply_to)(prompt)
         words_in, words_out = len(prompt.split()), len(reply.split())
         usage = {"input_tokens": words_in, "output_tokens": words_out}
         usage["total_tokens"] = words_in + words_out

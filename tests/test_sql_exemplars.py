@@ -6,12 +6,8 @@ and answer, so the model saw none."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from prompt_model import PromptModel
 from running import RunConfig, run
 
 from envs import make_env
@@ -22,30 +18,16 @@ SCHEMA_MARK = "CREATE TABLE stores"
 REASONING = "First I find the tables the question needs."
 
 
-class OracleModel(BaseChatModel):
+def oracle(env: SqlEnv) -> PromptModel:
     """Answers every question with a line of reasoning, then its gold query (a test-only oracle,
     read from the env)."""
 
-    env: Any
+    def answer(prompt: str) -> str:
+        asked = prompt.split("Question: ")[-1].strip()
+        task = next(t for t in env.tasks() if t.question == asked)
+        return f"{REASONING}\n```sql\n{env.gold(task).gold}\n```"
 
-    @property
-    def _llm_type(self) -> str:
-        return "oracle"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        asked = messages[-1].text.split("Question: ")[-1].strip()
-        task = next(t for t in self.env.tasks() if t.question == asked)
-        reply = f"{REASONING}\n```sql\n{self.env.gold(task).gold}\n```"
-        message = AIMessage(
-            reply, usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    return PromptModel(answer=answer)
 
 
 def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: Path) -> None:
@@ -59,7 +41,7 @@ def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: P
         embedder="hash-64",
         order="stream",
     )
-    results = run(config, model=OracleModel(env=env), env=env)
+    results = run(config, model=oracle(env), env=env)
     assert all(r.final_passed for r in results)
     steps = RunFolder(tmp_path / "run").steps()
     order = [s.task_id for s in steps if s.kind == "generate"]
