@@ -5,6 +5,7 @@ and answer, so the model saw none."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from prompt_model import PromptModel
@@ -58,3 +59,42 @@ def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: P
         assert env.gold(earlier).gold in text
     recall = next(s for s in steps if s.kind == "recall" and s.task_id == last.id)
     assert [m.content for m in recall.prompt] == [last.question]  # found by the question
+
+
+def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> None:
+    """bank's distill request over a database opens with the answer's own system message and
+    schema (a prefix the model's cache keeps between the two calls), shows the schema once, and
+    asks about the task by its question; a task with no shared context is asked as before."""
+    env = make_env("sql:3")
+    assert isinstance(env, SqlEnv)
+    answer = oracle(env).answer
+    assert answer is not None
+
+    def reply(prompt: str) -> str:
+        if "Write at most 2 notes" in prompt:
+            items = [{"title": "Cents", "when": "money", "do": "Divide cents by 100."}]
+            return json.dumps({"reason": "it ran", "items": items})
+        return answer(prompt)
+
+    config = RunConfig(
+        env="sql:3",
+        strategies=("bank",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    run(config, model=PromptModel(answer=reply), env=env)
+    steps = RunFolder(tmp_path / "run").steps()
+    distills = [s for s in steps if s.kind == "distill"]
+    assert len(distills) == 3
+    for distill in distills:
+        task = next(t for t in env.tasks() if t.id == distill.task_id)
+        answered = next(s for s in steps if s.kind == "generate" and s.task_id == task.id)
+        context = task.prompt[: task.prompt.rindex(task.question)]
+        context = context[: context.rstrip().rindex("\n\n") + 2]
+        assert distill.prompt[0].content == answered.prompt[0].content  # the same system message
+        asked = distill.prompt[1].content
+        assert asked.startswith(context) and answered.prompt[1].content.startswith(context)
+        assert asked.count(SCHEMA_MARK) == 1
+        assert task.question in asked[len(context) :]

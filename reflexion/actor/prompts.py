@@ -13,6 +13,7 @@ designs' own words (their distill prompts, PASR's answer format) are in their mo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
@@ -150,8 +151,17 @@ def distill_messages(
         raise ValueError(msg)
     shown = "\n\n".join(_attempt(a, n) for n, a in enumerate(attempts, 1))
     asking = lessons.distill.request if form == "json" else lessons.distill.text
-    request = asking(task, shown, attempts, board)
-    return [SystemMessage(lessons.distill.system), HumanMessage(request)]
+    context, asked = context_and_question(task)
+    opened = attempts[-1].prompt[:1] if attempts else ()
+    if not context or not opened or opened[0].role != "system":
+        request = asking(task, shown, attempts, board)
+        return [SystemMessage(lessons.distill.system), HumanMessage(request)]
+    # Tasks that share a long context (a database's schema): the request opens as the attempt's
+    # own prompt did, its system message and then the context, so the model's cache serves that
+    # prefix to this call and keeps it for the next task's; the task is shown by its question.
+    request = asking(replace(task, prompt=asked), shown, attempts, board)
+    words = f"{context}{lessons.distill.system}\n\n{request}"
+    return [SystemMessage(opened[0].content), HumanMessage(words)]
 
 
 def _attempt(attempt: Attempt, n: int) -> str:
