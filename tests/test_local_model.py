@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,6 +77,32 @@ def test_any_gguf_path_works_and_a_missing_one_is_a_clear_error() -> None:
     assert ChatLocalGGUF.named(str(path)).path == str(path)
     with pytest.raises(UsageError, match="unknown local model"):
         ChatLocalGGUF.named("/nowhere/model.gguf")
+
+
+def test_reflexion_threads_sets_the_models_threads_and_a_bad_value_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs side by side each take their share of the cores (REFLEXION_THREADS=1), and the
+    server is started with that many threads."""
+    monkeypatch.setenv("REFLEXION_THREADS", "1")
+    model = ChatLocalGGUF.named("smollm2-135m")
+    assert model.threads == 1 and model.settings.threads == 1
+    monkeypatch.setenv("REFLEXION_THREADS", "0")
+    with pytest.raises(UsageError, match="REFLEXION_THREADS must be"):
+        ChatLocalGGUF.named("smollm2-135m")
+    out = tmp_path / "run"
+    argv = ["--env", "game24:1", "--model", "smollm2-135m", "--out", str(out), "--no-progress"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "reflexion", "compare", *argv],
+        env={**os.environ, "REFLEXION_THREADS": "two"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    said = "REFLEXION_THREADS must be a whole number of threads, at least 1, not 'two'"
+    assert proc.stderr.strip().splitlines() == [f"reflexion: error: {said}"]
+    assert not out.exists()
 
 
 def test_joined_parts_are_checked_against_the_pinned_sha(tmp_path: Path, monkeypatch) -> None:

@@ -33,6 +33,24 @@ from reflexion.models.server import ServerSettings, start_server
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 
+def default_threads() -> int:
+    """The CPU threads a local model uses: `$REFLEXION_THREADS`, or every core. Two runs side by
+    side on one machine should each get their share (REFLEXION_THREADS=1 on 2 cores): two
+    llama.cpp processes that each spin on every core run slower than one after the other.
+
+    >>> os.environ["REFLEXION_THREADS"] = "1"; default_threads()
+    1
+    >>> del os.environ["REFLEXION_THREADS"]
+    """
+    asked = os.environ.get("REFLEXION_THREADS", "").strip()
+    if not asked:
+        return max(1, os.cpu_count() or 1)
+    if not asked.isdigit() or int(asked) < 1:
+        msg = f"REFLEXION_THREADS must be a whole number of threads, at least 1, not {asked!r}"
+        raise UsageError(msg)
+    return int(asked)
+
+
 class ChatLocalGGUF(BaseChatModel):
     """A chat model over a local GGUF file; loaded once per process per (file, slots, context).
 
@@ -43,7 +61,7 @@ class ChatLocalGGUF(BaseChatModel):
     path: str
     context: int = 4096  # tokens per slot
     parallel: int = 1
-    threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    threads: int = Field(default_factory=lambda: default_threads())
     speculative: str = "none"  # "none", "ngram" or "draft:MODEL" (see reflexion.models.server)
     max_tokens: int = 512
     temperature: float = 0.0  # greedy by default
