@@ -93,14 +93,22 @@ def generate_messages(
 
 
 def placed_messages(task: Task, placed: Placed) -> list[BaseMessage]:
+    """The answer's prompt with `placed` memory: the boards (rules, a sheet) after the system
+    prompt, being the same for every task, so the prefix cache keeps them; task-dependent memory
+    before or after the task. Where tasks share a long context, everything placed before the
+    task, the boards too, goes after that context: a board that changes then leaves the context
+    cached, and the curator's request shares it (see `distill_messages`)."""
     after = "\n\n" + placed.after_task if placed.after_task else ""
+    context, asked = context_and_question(task)
+    system, before = placed.system, placed.before_task
+    if context and system:
+        system, before = "", "\n\n".join(b for b in (placed.system, before) if b)
     prompt = task.prompt
-    if placed.before_task:
-        context, asked = context_and_question(task)
-        prompt = f"{context}{placed.before_task}\n\nYour task:\n{asked}"
+    if before:
+        prompt = f"{context}{before}\n\nYour task:\n{asked}"
     msgs = GENERATE.format_messages(task=prompt, lessons=after)
-    if placed.system:  # the boards: the same for every task, so the prefix cache keeps them
-        msgs[0] = SystemMessage(f"{SYSTEM}\n\n{placed.system}")
+    if system:
+        msgs[0] = SystemMessage(f"{SYSTEM}\n\n{system}")
     return msgs
 
 

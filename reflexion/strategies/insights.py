@@ -7,9 +7,9 @@ new rule starts with 2 votes, and a rule whose votes fall to 0 drops out. Every 
 the rule's history. The reply is a JSON object held to a schema (--curation json, the default):
 a short reason, then at most 3 operations; --curation text asks for issue 22's free-text lines.
 
-The rules go in the system message (the same for every task, so the prefix cache keeps them),
-numbered, most votes first; the list holds at most 10 of this run's rules, each of at most 300
-characters.
+The rules go in the system message (the same for every task, so the prefix cache keeps them;
+where tasks share a long context, such as a database's schema, after that context), numbered,
+most votes first; the list holds at most 10 of this run's rules, each of at most 300 characters.
 
 A reply that is no JSON object, or an operation (a reply line) that does not parse or names a
 rule not on the list, is skipped and said in the trace; it never changes the list.

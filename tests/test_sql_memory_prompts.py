@@ -1,13 +1,18 @@
-"""Exemplars over one database show each earlier question with the query its check ran, not the
-shared schema again nor the reasoning before the query, and are found by the question. Before
-the fix, a shot was the whole prompt: the schema, cut off by --memory-tokens before its question
-and answer, so the model saw none."""
+"""Memory over one database, in the answer's prompt and in the curator's.
+
+Exemplars show each earlier question with the query its check ran, not the shared schema again
+nor the reasoning before the query, and are found by the question. Before the fix, a shot was
+the whole prompt: the schema, cut off by --memory-tokens before its question and answer, so the
+model saw none. Every memory block goes after the schema, and a curator's request opens as the
+answer's prompt did, so that the model's cache keeps the schema from call to call."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from prompt_model import PromptModel
 from running import RunConfig, run
 
@@ -98,3 +103,41 @@ def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> 
         assert asked.startswith(context) and answered.prompt[1].content.startswith(context)
         assert asked.count(SCHEMA_MARK) == 1
         assert task.question in asked[len(context) :]
+
+
+@pytest.mark.parametrize(("strategy", "said"), [("insights", "Rule"), ("cheatsheet", "Tip")])
+def test_a_board_goes_after_the_schema_and_the_system_message_never_changes(
+    tmp_path: Path, strategy: str, said: str
+) -> None:
+    """Rules and a sheet change from task to task; over one database they sit after the schema,
+    just before the question, so every prompt (answers and curator requests alike) opens with
+    the same system message and schema, which the model's cache keeps."""
+    env = make_env("sql:4")
+    assert isinstance(env, SqlEnv)
+
+    def reply(prompt: str) -> str:
+        if "Reply with a JSON object" in prompt:
+            number = len(re.findall(r"Tip \d|Rule \d", prompt))
+            ops = [{"op": "add", "text": f"{said} {number}: money is in cents."}]
+            return json.dumps({"reason": "it ran", "operations": ops})
+        return "```sql\nSELECT 1;\n```"  # wrong: insights learns from failures
+
+    config = RunConfig(
+        env="sql:4",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    run(config, model=PromptModel(answer=reply), env=env)
+    steps = [s for s in RunFolder(tmp_path / "run").steps() if s.kind in ("generate", "distill")]
+    assert len(steps) == 8
+    assert len({s.prompt[0].content for s in steps}) == 1  # one system message throughout
+    generates = [s for s in steps if s.kind == "generate"]
+    last = next(t for t in env.tasks() if t.id == generates[-1].task_id)
+    asked = generates[-1].prompt[1].content
+    assert asked.startswith(last.prompt[:200])
+    assert asked.index(SCHEMA_MARK) < asked.index(f"{said} 0") < asked.index(last.question)
+    schema = last.prompt[: last.prompt.index(SCHEMA_MARK) + 500]
+    assert all(s.prompt[1].content.startswith(schema) for s in steps)
