@@ -7,9 +7,10 @@ again after a fix, against a baseline that need not be run again.
 Each ARM is RUN:STRATEGY, or RUN:STRATEGY=LABEL when two arms share a strategy's name. It prints
 the arms' table (`reflexion report`'s columns), each arm against the first, paired by task with
 the package's McNemar test and bootstrap interval, and each arm's successes by a field of the
-task's spec (`--by`, e.g. the SQL env's `difficulty`) and by block of the first folder's stream
-order. Only the tasks every arm finished are counted, so a run still under way is paired on
-what it has done, and the header says how many that is.
+task's spec (`--by`, e.g. the SQL env's `difficulty`, or its `needs`, a list: a task counts
+under each item) and by block of the first folder's stream order. Only the tasks every arm
+finished are counted, so a run still under way is paired on what it has done, and the header
+says how many that is.
 """
 
 from __future__ import annotations
@@ -44,14 +45,28 @@ def shared(arms: Sequence[list[TaskResult]]) -> list[list[TaskResult]]:
     return [[r for r in results if r.task_id in common] for results in arms]
 
 
-def by_field(results: Sequence[TaskResult], labels: Sequence[str], spec: dict[str, str]) -> str:
-    groups = sorted(set(spec.values()))
+def groups_of(value: object) -> tuple[str, ...]:
+    """The groups a task's spec value puts it in: a list's every item (the SQL env's `needs`:
+    a question that needs cents and a join counts under both), else the value itself.
+
+    >>> groups_of(["cents", "join"]), groups_of("easy"), groups_of(None)
+    (('cents', 'join'), ('easy',), ('?',))
+    """
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value) or ("(none)",)
+    return ("?",) if value is None else (str(value),)
+
+
+def by_field(
+    results: Sequence[TaskResult], labels: Sequence[str], spec: dict[str, tuple[str, ...]]
+) -> str:
+    groups = sorted({g for gs in spec.values() for g in gs})
     cells = []
     for label in labels:
         mine = [r for r in results if r.strategy == label]
         row = [label]
         for g in groups:
-            picked = [r for r in mine if spec.get(r.task_id) == g]
+            picked = [r for r in mine if g in spec.get(r.task_id, ())]
             row.append(f"{sum(r.final_passed for r in picked)}/{len(picked)}")
         cells.append(row)
     return align(("arm", *groups), cells)
@@ -101,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_pairs([pair(results, labels[0], label) for label in labels[1:]]))
         if args.by:
             env = make_env(str(first["env"]))
-            spec = {t.id: str(t.spec.get(args.by, "?")) for t in env.tasks()}
+            spec = {t.id: groups_of(t.spec.get(args.by)) for t in env.tasks()}
             print()
             print(by_field(results, labels, spec))
         order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in arms[0]))

@@ -64,6 +64,26 @@ def test_arms_from_two_folders_are_paired_on_the_tasks_both_finished(tmp_path: P
     assert blocks.split()[1:] == ["3/5", "0/5"]
 
 
+def test_a_list_field_counts_a_task_under_each_of_its_items(tmp_path: Path) -> None:
+    """`--by needs`: a question that needs cents and a join is counted under both."""
+    env = make_env("sql:12")
+    tasks = [t.id for t in env.tasks()]
+    needs = {t.id: t.spec["needs"] for t in env.tasks()}
+    passed = {t: i % 2 == 0 for i, t in enumerate(tasks)}
+    a = folder(tmp_path / "a", "single", {t: False for t in tasks}, tasks)
+    b = folder(tmp_path / "b", "exemplars", passed, tasks)
+    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--by", "needs")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["arm"])
+    items = lines[header].split()[1:]
+    assert items == sorted({n for ns in needs.values() for n in ns}) and "[" not in lines[header]
+    row = lines[header + 2].split()
+    for item, cell in zip(items, row[1:], strict=True):
+        mine = [t for t in tasks if item in needs[t]]
+        assert cell == f"{sum(passed[t] for t in mine)}/{len(mine)}"
+
+
 def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     tasks = [t.id for t in make_env("sql:12").tasks()]
     a = folder(tmp_path / "a", "single", {t: True for t in tasks}, tasks)
