@@ -8,14 +8,16 @@ Each ARM is RUN:STRATEGY, or RUN:STRATEGY=LABEL when two arms share a strategy's
 the arms' table (`reflexion report`'s columns), each arm against the first, paired by task with
 the package's McNemar test and bootstrap interval, and each arm's successes by a field of the
 task's spec (`--by`, e.g. the SQL env's `difficulty`, or its `needs`, a list: a task counts
-under each item) and by block of the first folder's stream order. Only the tasks every arm
-finished are counted, so a run still under way is paired on what it has done, and the header
-says how many that is.
+under each item) and by block of the first folder's stream order; with `--forms WORDS`, how many
+final answers reasoned in words around their query or program and how many of those were right.
+Only the tasks every arm finished are counted, so a run still under way is paired on what it has
+done, and the header says how many that is.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +25,8 @@ from pathlib import Path
 from envs import make_env
 from reflexion import ReflexionError, TaskResult
 from reflexion.report import align, arm, format_pairs, format_table, pair, run_config, summarize
+
+FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a fenced block, closed or cut off
 
 
 def parse_arm(text: str) -> tuple[Path, str, str]:
@@ -72,6 +76,32 @@ def by_field(
     return align(("arm", *groups), cells)
 
 
+def prose_words(answer: str) -> int:
+    """Words of an answer outside its fenced blocks: the reasoning around a query or program.
+
+    >>> prose_words("First the join.\\n```sql\\nSELECT 1\\n```")
+    3
+    """
+    return len(FENCED.sub("", answer).split())
+
+
+def by_form(results: Sequence[TaskResult], labels: Sequence[str], words: int) -> str:
+    """Each arm's final answers that reason (more than `words` words outside fenced blocks)
+    against bare ones, how many of each were right, and the mean output tokens."""
+    cells = []
+    for label in labels:
+        mine = [r for r in results if r.strategy == label]
+        reasoned = [r for r in mine if prose_words(r.best_candidate) > words]
+        bare = [r for r in mine if prose_words(r.best_candidate) <= words]
+        out = sum(r.output_tokens for r in mine) / max(1, len(mine))
+        right = [sum(r.final_passed for r in part) for part in (reasoned, bare)]
+        cells.append(
+            [label, f"{right[0]}/{len(reasoned)}", f"{right[1]}/{len(bare)}", f"{out:.0f}"]
+        )
+    head = ("arm, final answers", f"reasoned (> {words} words), right", "bare, right")
+    return align((*head, "output tokens / trial"), cells)
+
+
 def by_block(
     results: Sequence[TaskResult], labels: Sequence[str], order: Sequence[str], blocks: int
 ) -> str:
@@ -92,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[=LABEL]")
     parser.add_argument("--by", help="a field of the tasks' spec to group by (e.g. difficulty)")
     parser.add_argument("--blocks", type=int, default=4, help="blocks of the stream order")
+    parser.add_argument(
+        "--forms",
+        type=int,
+        metavar="WORDS",
+        help="also count final answers with more than WORDS words outside fenced blocks "
+        "(reasoning) against bare ones, and how many of each were right",
+    )
     args = parser.parse_args(argv)
     if len(args.arms) < 2:
         parser.error("give at least two arms")
@@ -122,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in arms[0]))
         print()
         print(by_block(results, labels, [str(t) for t in order], args.blocks))
+        if args.forms is not None:
+            print()
+            print(by_form(results, labels, args.forms))
     except (ReflexionError, OSError) as exc:
         print(f"pair_runs: error: {exc}", file=sys.stderr)
         return 2

@@ -84,6 +84,22 @@ def test_a_list_field_counts_a_task_under_each_of_its_items(tmp_path: Path) -> N
         assert cell == f"{sum(passed[t] for t in mine)}/{len(mine)}"
 
 
+def test_forms_counts_answers_that_reason_around_their_query(tmp_path: Path) -> None:
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    a = folder(tmp_path / "a", "single", {t: i < 4 for i, t in enumerate(tasks)}, tasks)
+    b = folder(tmp_path / "b", "exemplars", {t: i < 6 for i, t in enumerate(tasks)}, tasks)
+    rows = [json.loads(line) for line in (a / "results.jsonl").read_text().splitlines()]
+    for i, row in enumerate(rows):  # the first 3 answers of single reason in 20 words
+        words = " ".join(["because"] * 20) if i < 3 else "bare"
+        row["best_candidate"] = f"{words}\n```sql\nSELECT 1 -- {' '.join(['x'] * 30)}\n```"
+    (a / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--forms", "15")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2].split() == ["single", "3/3", "1/9", "50"]  # right, reasoned and bare
+    assert lines[-1].split() == ["exemplars", "0/0", "6/12", "50"]
+
+
 def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     tasks = [t.id for t in make_env("sql:12").tasks()]
     a = folder(tmp_path / "a", "single", {t: True for t in tasks}, tasks)

@@ -13,12 +13,14 @@ import re
 from pathlib import Path
 
 import pytest
-from prompt_model import PromptModel
+from prompt_model import PromptModel, WordsEnv
 from running import RunConfig, run
 
 from envs import make_env
 from envs.sql.env import SqlEnv
+from reflexion.actor.prompts import SHARED_CONTEXT_ENDS
 from reflexion.core.runfolder import RunFolder
+from reflexion.strategies import bank
 
 SCHEMA_MARK = "CREATE TABLE stores"
 REASONING = "First I find the tables the question needs."
@@ -68,8 +70,8 @@ def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: P
 
 def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> None:
     """bank's distill request over a database opens with the answer's own system message and
-    schema (a prefix the model's cache keeps between the two calls), shows the schema once, and
-    asks about the task by its question; a task with no shared context is asked as before."""
+    schema (a prefix the model's cache keeps between the two calls), says the context has ended,
+    shows the schema once, and asks about the task by its question."""
     env = make_env("sql:3")
     assert isinstance(env, SqlEnv)
     answer = oracle(env).answer
@@ -102,7 +104,25 @@ def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> 
         asked = distill.prompt[1].content
         assert asked.startswith(context) and answered.prompt[1].content.startswith(context)
         assert asked.count(SCHEMA_MARK) == 1
+        assert asked[len(context) :].startswith(SHARED_CONTEXT_ENDS)  # then the curator's words
         assert task.question in asked[len(context) :]
+
+
+def test_a_task_without_a_context_is_asked_by_the_curator_as_before(tmp_path: Path) -> None:
+    """No shared context: the curator's own system message, and the task's whole prompt."""
+    config = RunConfig(
+        env="words", strategies=("bank",), out=str(tmp_path / "run"), episodes=1,
+        embedder="hash-64", order="stream",
+    )  # fmt: skip
+    env = WordsEnv(4)
+    run(config, model=PromptModel(), env=env)
+    distills = [s for s in RunFolder(tmp_path / "run").steps() if s.kind == "distill"]
+    assert len(distills) == 4
+    for distill in distills:
+        task = next(t for t in env.tasks() if t.id == distill.task_id)
+        assert distill.prompt[0].content == bank.SYSTEM
+        assert distill.prompt[1].content.startswith(f"Task:\n{task.prompt}\n\n")
+        assert SHARED_CONTEXT_ENDS not in distill.prompt[1].content
 
 
 @pytest.mark.parametrize(("strategy", "said"), [("insights", "Rule"), ("cheatsheet", "Tip")])

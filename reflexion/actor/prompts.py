@@ -136,6 +136,12 @@ def proactive_messages(task: Task) -> list[BaseMessage]:
     return [SystemMessage(f"{SYSTEM} {proactive.FORMAT}"), HumanMessage(task.prompt)]
 
 
+SHARED_CONTEXT_ENDS = (
+    "(The text above is the context that tasks of this kind share. You are not answering a "
+    "task now.)"
+)
+
+
 def distill_messages(
     task: Task,
     kind: str,
@@ -168,7 +174,7 @@ def distill_messages(
     # own prompt did, its system message and then the context, so the model's cache serves that
     # prefix to this call and keeps it for the next task's; the task is shown by its question.
     request = asking(replace(task, prompt=asked), shown, attempts, board)
-    words = f"{context}{lessons.distill.system}\n\n{request}"
+    words = f"{context}{SHARED_CONTEXT_ENDS} {lessons.distill.system}\n\n{request}"
     return [SystemMessage(opened[0].content), HumanMessage(words)]
 
 

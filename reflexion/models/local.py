@@ -36,16 +36,11 @@ ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 def default_threads() -> int:
     """The CPU threads a local model uses: `$REFLEXION_THREADS`, or every core. Two runs side by
     side on one machine should each get their share (REFLEXION_THREADS=1 on 2 cores): two
-    llama.cpp processes that each spin on every core run slower than one after the other.
-
-    >>> os.environ["REFLEXION_THREADS"] = "1"; default_threads()
-    1
-    >>> del os.environ["REFLEXION_THREADS"]
-    """
+    llama.cpp processes that each spin on every core run slower than one after the other."""
     asked = os.environ.get("REFLEXION_THREADS", "").strip()
     if not asked:
         return max(1, os.cpu_count() or 1)
-    if not asked.isdigit() or int(asked) < 1:
+    if not (asked.isascii() and asked.isdigit()) or int(asked) < 1:
         msg = f"REFLEXION_THREADS must be a whole number of threads, at least 1, not {asked!r}"
         raise UsageError(msg)
     return int(asked)

@@ -1,9 +1,10 @@
 """`cheatsheet` (Dynamic Cheatsheet, Suzgun et al. 2025, its cumulative form): one sheet, kept
 across tasks and read before every answer (in the system message, so the prefix cache keeps it;
-where tasks share a long context, after that context), under a line on how to use it in the
-words of DC's generator prompt: look through it for a strategy, example or program that applies,
-and use it. Every version is kept in the sheet's history. The board is one sheet: this run's, or
-where it has none yet, the newest one it inherits (a shared or frozen store).
+where tasks share a long context, in the user message after that context), under a line on how
+to use it in the words of DC's generator prompt: look through it for a strategy, example or
+program that applies, and use it. Every version is kept in the sheet's history. The board is one
+sheet: this run's, or where it has none yet, the newest one it inherits (a shared or frozen
+store).
 
 After each task the model updates the sheet from the task, its answer and the visible verdict:
 - `--curation json` (the default), as ACE (Zhang et al. 2025) curates: the sheet is numbered

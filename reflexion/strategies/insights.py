@@ -8,8 +8,9 @@ the rule's history. The reply is a JSON object held to a schema (--curation json
 a short reason, then at most 3 operations; --curation text asks for issue 22's free-text lines.
 
 The rules go in the system message (the same for every task, so the prefix cache keeps them;
-where tasks share a long context, such as a database's schema, after that context), numbered,
-most votes first; the list holds at most 10 of this run's rules, each of at most 300 characters.
+where tasks share a long context, such as a database's schema, in the user message after that
+context), numbered, most votes first; the list holds at most 10 of this run's rules, each of at
+most 300 characters.
 
 A reply that is no JSON object, or an operation (a reply line) that does not parse or names a
 rule not on the list, is skipped and said in the trace; it never changes the list.
