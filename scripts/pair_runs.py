@@ -117,6 +117,24 @@ def by_block(
     return align(("arm, questions in stream order", *header), cells)
 
 
+def tables(arms: list[list[TaskResult]], labels: list[str], args: argparse.Namespace) -> str:
+    """What `main` prints for the arms, cut to their shared tasks."""
+    results = [r for a in arms for r in a]
+    first = run_config(args.arms[0][0])
+    parts = [f"{len({r.task_id for r in results})} tasks finished by every arm"]
+    parts[0] += "\n" + format_table(summarize(results, labels))
+    parts.append(format_pairs([pair(results, labels[0], label) for label in labels[1:]]))
+    if args.by:
+        env = make_env(str(first["env"]))
+        spec = {t.id: groups_of(t.spec.get(args.by)) for t in env.tasks()}
+        parts.append(by_field(results, labels, spec))
+    order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in arms[0]))
+    parts.append(by_block(results, labels, [str(t) for t in order], args.blocks))
+    if args.forms is not None:
+        parts.append(by_form(results, labels, args.forms))
+    return "\n\n".join(parts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[=LABEL]")
@@ -145,23 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not arms[0]:
             msg = "the arms share no finished task"
             raise ReflexionError(msg)
-        results = [r for a in arms for r in a]
-        first = run_config(args.arms[0][0])
-        print(f"{len({r.task_id for r in results})} tasks finished by every arm")
-        print(format_table(summarize(results, labels)))
-        print()
-        print(format_pairs([pair(results, labels[0], label) for label in labels[1:]]))
-        if args.by:
-            env = make_env(str(first["env"]))
-            spec = {t.id: groups_of(t.spec.get(args.by)) for t in env.tasks()}
-            print()
-            print(by_field(results, labels, spec))
-        order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in arms[0]))
-        print()
-        print(by_block(results, labels, [str(t) for t in order], args.blocks))
-        if args.forms is not None:
-            print()
-            print(by_form(results, labels, args.forms))
+        print(tables(arms, labels, args))
     except (ReflexionError, OSError) as exc:
         print(f"pair_runs: error: {exc}", file=sys.stderr)
         return 2
