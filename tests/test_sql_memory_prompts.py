@@ -26,6 +26,14 @@ SCHEMA_MARK = "CREATE TABLE stores"
 REASONING = "First I find the tables the question needs."
 
 
+def stream_config(tmp_path: Path, env: str, strategy: str) -> RunConfig:
+    """One attempt per task, in stream order, into tmp_path/run."""
+    out = str(tmp_path / "run")
+    return RunConfig(
+        env=env, strategies=(strategy,), out=out, episodes=1, embedder="hash-64", order="stream"
+    )
+
+
 def oracle(env: SqlEnv) -> PromptModel:
     """Answers every question with a line of reasoning, then its gold query (a test-only oracle,
     read from the env)."""
@@ -41,14 +49,7 @@ def oracle(env: SqlEnv) -> PromptModel:
 def test_a_shot_shows_the_question_and_its_query_and_the_schema_once(tmp_path: Path) -> None:
     env = make_env("sql:4")
     assert isinstance(env, SqlEnv)
-    config = RunConfig(
-        env="sql:4",
-        strategies=("exemplars",),
-        out=str(tmp_path / "run"),
-        episodes=1,
-        embedder="hash-64",
-        order="stream",
-    )
+    config = stream_config(tmp_path, "sql:4", "exemplars")
     results = run(config, model=oracle(env), env=env)
     assert all(r.final_passed for r in results)
     steps = RunFolder(tmp_path / "run").steps()
@@ -83,14 +84,7 @@ def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> 
             return json.dumps({"reason": "it ran", "items": items})
         return answer(prompt)
 
-    config = RunConfig(
-        env="sql:3",
-        strategies=("bank",),
-        out=str(tmp_path / "run"),
-        episodes=1,
-        embedder="hash-64",
-        order="stream",
-    )
+    config = stream_config(tmp_path, "sql:3", "bank")
     run(config, model=PromptModel(answer=reply), env=env)
     steps = RunFolder(tmp_path / "run").steps()
     distills = [s for s in steps if s.kind == "distill"]
@@ -110,10 +104,7 @@ def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> 
 
 def test_a_task_without_a_context_is_asked_by_the_curator_as_before(tmp_path: Path) -> None:
     """No shared context: the curator's own system message, and the task's whole prompt."""
-    config = RunConfig(
-        env="words", strategies=("bank",), out=str(tmp_path / "run"), episodes=1,
-        embedder="hash-64", order="stream",
-    )  # fmt: skip
+    config = stream_config(tmp_path, "words", "bank")
     env = WordsEnv(4)
     run(config, model=PromptModel(), env=env)
     distills = [s for s in RunFolder(tmp_path / "run").steps() if s.kind == "distill"]
@@ -142,14 +133,7 @@ def test_a_board_goes_after_the_schema_and_the_system_message_never_changes(
             return json.dumps({"reason": "it ran", "operations": ops})
         return "```sql\nSELECT 1;\n```"  # wrong: insights learns from failures
 
-    config = RunConfig(
-        env="sql:4",
-        strategies=(strategy,),
-        out=str(tmp_path / "run"),
-        episodes=1,
-        embedder="hash-64",
-        order="stream",
-    )
+    config = stream_config(tmp_path, "sql:4", strategy)
     run(config, model=PromptModel(answer=reply), env=env)
     steps = [s for s in RunFolder(tmp_path / "run").steps() if s.kind in ("generate", "distill")]
     assert len(steps) == 8
