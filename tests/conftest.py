@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +19,30 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 pytest_plugins = ["chroma_server"]  # the `chroma_server` fixture
+
+SHM = "/dev/shm"
+_MADE = pytest.StashKey[str]()  # the folder this run made there, removed when it ends
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test's folders in memory where the machine has a writable /dev/shm: the stores and
+    traces the tests write are real files all the same, without a disk's write cost (Chroma's
+    writes took about twice as long on this machine's disk). `--basetemp` still wins; xdist's
+    workers take theirs from the main process. The folder goes when the run ends (pass
+    `--basetemp` to keep a failed test's files)."""
+    if config.option.basetemp or hasattr(config, "workerinput"):
+        return
+    if os.path.isdir(SHM) and os.access(SHM, os.W_OK):
+        config.option.basetemp = tempfile.mkdtemp(prefix="reflexion-tests-", dir=SHM)
+        config.stash[_MADE] = config.option.basetemp
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_MADE, None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+
 
 SECRET = "HELD-OUT-SECRET-7f3a"
 
