@@ -36,17 +36,26 @@ from reflexion.strategies.learning import (
 
 HEADER = "Notes from similar earlier tasks. Use the ones that apply:"
 SYSTEM = "You distill lessons from attempts at tasks, for use on other tasks."
+GENERAL = (
+    "Keep each note general: nothing that belongs to this task alone (no names, values, "
+    "strings or code from it), only what carries over to other tasks."
+)  # ReasoningBank's extraction prompts forbid a task's specifics; without it, notes were fixes
 REQUEST = (
-    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. Each note is "
-    "three lines:\nTITLE: <a few words>\nWHEN: <when it applies>\n"
-    "DO: <what to do, in one or two sentences>\nReply with the notes only."
+    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
+    "Each note is three lines:\nTITLE: <a few words>\nWHEN: <when it applies, or when not>\n"
+    "DO: <what to do, in one to three sentences>\nReply with the notes only."
 )
 JSON_REQUEST = (
-    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. Reply with a "
-    'JSON object: "reason", one or two sentences on what the attempt shows, then "items", at '
-    'most 2 notes, each {{"title": "<a few words>", "when": "<when it applies>", "do": "<what '
-    'to do, in one or two sentences>"}}.'
+    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
+    'Reply with a JSON object: "reason", one or two sentences on why the attempt passed or '
+    'failed, then "items", at most 2 notes, each {{"title": "<a few words>", "when": "<when it '
+    'applies, or when not>", "do": "<what to do, in one to three sentences>"}}.'
 )
+WORKED = "The attempt above passed the check: think first about why it worked."
+FAILED = (
+    "The attempt above failed the check: think first about why, and about what would prevent "
+    "such a failure on later tasks."
+)  # as ReasoningBank's two prompts: a success's strategy, or a failure's lesson
 FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_ITEMS = 2
 DO_CHARS = 400
@@ -73,7 +82,7 @@ def asking(words: str) -> Request:
         task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> str:
         worked = bool(attempts) and attempts[-1].score.solved
-        why = "Say why the answer worked." if worked else "Say what went wrong, and what to do."
+        why = WORKED if worked else FAILED
         return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why)}"
 
     return request
