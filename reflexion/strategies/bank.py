@@ -1,10 +1,11 @@
 """`bank` (ReasoningBank, Ouyang et al. 2025): after every task, success or failure, the model
 distills at most two items (a title, when it applies, what to do) from its final attempt and
-the visible verdict. As ReasoningBank keys its memory, an item is found by the question of the
-task it came from: a new task recalls the k items of the most similar earlier tasks, listed
+the visible verdict: a success's strategy or a failure's lesson, kept general, as ReasoningBank's
+two extraction prompts ask. As ReasoningBank keys its memory, an item is found by the question of
+the task it came from: a new task recalls the k items of the most similar earlier tasks, listed
 before the task. An item whose text is at least 0.9 similar (by embedding) to one kept from a
-task found by the same question is not stored again (ReasoningBank consolidates; one run of
-issue 22 had built 51 near-copies of one note).
+task found by the same question is not stored again (ReasoningBank's released code adds every
+item; one run of issue 22 had built 51 near-copies of one note).
 
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
 at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
