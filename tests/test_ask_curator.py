@@ -1,0 +1,55 @@
+"""scripts/ask_curator.py: a curator asked again, by today's code, about a run's recorded attempts,
+its reply printed beside what the run stored then."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from reflexion.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).parent
+SCRIPT = ROOT / "scripts" / "ask_curator.py"
+ENV, MODEL = "python:prompt_model:words_with_programs", "python:prompt_model:PromptModel"
+
+
+def ask(*args: str) -> subprocess.CompletedProcess[str]:
+    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, str(SCRIPT), *args, "--env", ENV, "--model", MODEL]
+    environ = os.environ | {"PYTHONPATH": path}
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environ)
+
+
+def test_each_task_shows_what_was_stored_then_and_the_reply_now(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "bank", "--episodes", "1"]
+    argv += ["--order", "stream", "--embedder", "hash-64", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    steps = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
+    kept = [s for s in steps if s["kind"] == "remember" and s["data"].get("kind") == "item"]
+    task_id = kept[0]["task_id"]
+    done = ask(str(out), "--strategy", "bank", "--kind", "item", "--tasks", task_id)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"== {task_id} (")
+    stored = [s["output"] for s in kept if s["task_id"] == task_id]
+    assert [x.removeprefix("  stored then: ") for x in lines[1:-1]] == stored
+    reply = json.loads(lines[-1].removeprefix("  asked now:   "))  # the curator's JSON, as asked
+    assert reply["items"] and all(set(i) == {"title", "when", "do"} for i in reply["items"])
+    assert len((out / "trace.jsonl").read_text().splitlines()) == len(steps)  # nothing written
+
+
+def test_a_task_the_run_never_attempted_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "bank", "--episodes", "1"]
+    argv += ["--embedder", "hash-64", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    done = ask(str(out), "--strategy", "bank", "--tasks", "no-such-task")
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
+    assert "no recorded bank attempt at no-such-task" in done.stderr
+    missing = ask(str(tmp_path / "nothing"), "--strategy", "bank")
+    assert missing.returncode == 2 and "no trace.jsonl" in missing.stderr
