@@ -2,10 +2,11 @@
 beside each new reply what that run stored then: what a change to a curator's request does to
 what the model writes, without running the stream again.
 
-Each chosen task's final attempt (its answer and visible verdict, from the trace) is shown to
-the curator of `--kind` with an empty board, as on a stream's first task. Tasks come from
-`--env`, as the run built them, so that a shared context and a question are asked as the run
-asked them. Nothing is stored.
+Each chosen task's final attempt (the prompt that asked for it, its answer and the verdict the
+model was shown, from the trace) is put to the curator of `--kind` with an empty board, as on a
+stream's first task, in the run's curation form (its config.json). Tasks come from `--env`, as
+the run built them, so that a shared context and a question are asked as the run asked them.
+Nothing is stored.
 
     .venv/bin/python scripts/ask_curator.py runs/sql-bank --env sql --strategy bank \\
         --kind item --tasks sql/055,sql/005,sql/020
@@ -21,27 +22,37 @@ from pathlib import Path
 from typing import Any
 
 from envs import make_env
-from reflexion import Attempt, ChatActor, Kind, Score, load_model
+from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, load_model
+from reflexion.core import Message
 from reflexion.models import DEFAULT_MODEL
 
 KINDS = {"item": Kind.ITEM, "rule": Kind.RULE, "cheatsheet": Kind.CHEATSHEET}
 
 
-def recorded(run: Path, strategy: str) -> dict[str, dict[str, Any]]:
-    """Per task: its last answer, that answer's verdict, and the lessons the run stored."""
+def recorded(run: Path, strategy: str, seed: int) -> dict[str, dict[str, Any]]:
+    """Per task: its last prompt and answer, the verdict shown, and the lessons the run stored."""
     tasks: dict[str, dict[str, Any]] = {}
     for line in (run / "trace.jsonl").read_text().splitlines():
         step = json.loads(line)
-        if step["strategy"] != strategy:
+        if (step["strategy"], step["seed"]) != (strategy, seed):
             continue
-        mine = tasks.setdefault(step["task_id"], {"answer": "", "score": None, "stored": []})
+        mine = tasks.setdefault(step["task_id"], {"score": None, "stored": []})
         if step["kind"] == "generate":
             mine["answer"] = step["output"]
+            mine["prompt"] = tuple(Message(m["role"], m["content"]) for m in step["prompt"])
         elif step["kind"] == "score":
             mine["score"] = step["data"]
         elif step["kind"] == "remember" and step["data"].get("kind"):
             mine["stored"].append((step["data"]["kind"], step["output"]))
-    return {k: v for k, v in tasks.items() if v["score"] is not None}
+    return {k: v for k, v in tasks.items() if v["score"] is not None and "answer" in v}
+
+
+def attempt(mine: dict[str, Any]) -> Attempt:
+    d = mine["score"]
+    shown = str(d.get("shown", d.get("feedback", "")))  # what the model was shown
+    return Attempt(
+        1, mine["answer"], Score(float(d["value"]), bool(d["solved"]), shown), mine["prompt"]
+    )
 
 
 def arguments() -> argparse.Namespace:
@@ -51,35 +62,50 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--strategy", required=True, help="whose attempts (a strategy's name)")
     parser.add_argument("--kind", choices=sorted(KINDS), default="item")
     parser.add_argument("--tasks", default="", help="task ids, comma-separated (default: 3)")
+    parser.add_argument("--seed", type=int, default=0, help="whose attempts, of a run's seeds")
+    parser.add_argument("--show-prompt", action="store_true", help="print each request too")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the curator's model")
     return parser.parse_args()
 
 
-async def main() -> int:
-    args = arguments()
+async def ask(args: argparse.Namespace) -> int:
     if not (args.run / "trace.jsonl").is_file():
         print(f"error: no trace.jsonl in {args.run}", file=sys.stderr)
         return 2
-    found, tasks = recorded(args.run, args.strategy), {t.id: t for t in make_env(args.env).tasks()}
+    found, tasks = recorded(args.run, args.strategy, args.seed), make_env(args.env).tasks()
     chosen = [t for t in args.tasks.split(",") if t] or list(found)[:3]
-    missing = [t for t in chosen if t not in found or t not in tasks]
-    if missing or not chosen:
-        where = ", ".join(missing) or "any task"
-        print(f"error: no recorded {args.strategy} attempt at {where}", file=sys.stderr)
+    unknown = [t for t in chosen if t not in {task.id for task in tasks}]
+    missing = [t for t in chosen if t not in found]
+    if unknown or missing or not chosen:
+        what = (
+            f"not a task of --env {args.env}" if unknown else f"no recorded {args.strategy} attempt"
+        )
+        print(f"error: {what}: {', '.join(unknown or missing) or 'any task'}", file=sys.stderr)
         return 2
-    actor, kind = ChatActor(load_model(args.model), curation="json"), KINDS[args.kind]
-    for task_id in chosen:
-        mine = found[task_id]
-        d = mine["score"]
-        verdict = Score(float(d["value"]), bool(d["solved"]), str(d.get("feedback", "")))
-        call = await actor.distill(tasks[task_id], kind, [Attempt(1, mine["answer"], verdict)], [])
-        print(f"== {task_id} ({'passed' if verdict.solved else 'failed'}: {verdict.feedback})")
-        for stored_kind, text in mine["stored"]:
-            if stored_kind == kind:
+    config = json.loads((args.run / "config.json").read_text())
+    actor = ChatActor(load_model(args.model), curation=config.get("curation", "json"))
+    for task in (t for t in tasks if t.id in chosen):
+        mine = found[task.id]
+        call = await actor.distill(task, KINDS[args.kind], [attempt(mine)], [])
+        passed = "passed" if mine["score"]["solved"] else "failed"
+        print(f"== {task.id} ({passed}: {attempt(mine).score.feedback})")
+        if args.show_prompt:
+            print(f"  prompt:      {json.dumps([m.to_dict() for m in call.prompt])}")
+        for kind, text in mine["stored"]:
+            if kind == KINDS[args.kind]:
                 print(f"  stored then: {text}")
-        print(f"  asked now:   {call.output}")
+        print(f"  asked now:   {call.output}", flush=True)
     return 0
 
 
+def main() -> int:
+    args = arguments()
+    try:
+        return asyncio.run(ask(args))
+    except (ReflexionError, OSError, ValueError, KeyError) as exc:  # a bad spec, a torn trace
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(main())

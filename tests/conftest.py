@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 pytest_plugins = ["chroma_server"]  # the `chroma_server` fixture
 
 SHM = "/dev/shm"
+SHM_FREE = 1 << 30  # a full run writes about 200 MB; a container's 64 MB /dev/shm is passed over
 _MADE = pytest.StashKey[str]()  # the folder this run made there, removed when it ends
 
 
@@ -33,7 +36,10 @@ def pytest_configure(config: pytest.Config) -> None:
     `--basetemp` to keep a failed test's files)."""
     if config.option.basetemp or hasattr(config, "workerinput"):
         return
-    if os.path.isdir(SHM) and os.access(SHM, os.W_OK):
+    if os.path.isdir(SHM) and os.access(SHM, os.W_OK) and shutil.disk_usage(SHM).free > SHM_FREE:
+        for old in Path(SHM).glob("reflexion-tests-*"):  # left by a killed run, a day ago or more
+            if time.time() - old.stat().st_mtime > 86400:
+                shutil.rmtree(old, ignore_errors=True)
         config.option.basetemp = tempfile.mkdtemp(prefix="reflexion-tests-", dir=SHM)
         config.stash[_MADE] = config.option.basetemp
 

@@ -19,7 +19,7 @@ ENV, MODEL = "python:prompt_model:words_with_programs", "python:prompt_model:Pro
 
 def ask(*args: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(SCRIPT), *args, "--env", ENV, "--model", MODEL]
+    command = [sys.executable, str(SCRIPT), "--env", ENV, "--model", MODEL, *args]  # args win
     environ = os.environ | {"PYTHONPATH": path}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environ)
 
@@ -32,10 +32,14 @@ def test_each_task_shows_what_was_stored_then_and_the_reply_now(tmp_path: Path) 
     steps = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
     kept = [s for s in steps if s["kind"] == "remember" and s["data"].get("kind") == "item"]
     task_id = kept[0]["task_id"]
-    done = ask(str(out), "--strategy", "bank", "--kind", "item", "--tasks", task_id)
+    done = ask(
+        str(out), "--strategy", "bank", "--kind", "item", "--tasks", task_id, "--show-prompt"
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"== {task_id} (")
+    [asked] = [s["prompt"] for s in steps if s["kind"] == "distill" and s["task_id"] == task_id]
+    assert json.loads(lines.pop(1).removeprefix("  prompt:      ")) == asked  # as the run asked
     stored = [s["output"] for s in kept if s["task_id"] == task_id]
     assert [x.removeprefix("  stored then: ") for x in lines[1:-1]] == stored
     reply = json.loads(lines[-1].removeprefix("  asked now:   "))  # the curator's JSON, as asked
@@ -43,13 +47,18 @@ def test_each_task_shows_what_was_stored_then_and_the_reply_now(tmp_path: Path) 
     assert len((out / "trace.jsonl").read_text().splitlines()) == len(steps)  # nothing written
 
 
-def test_a_task_the_run_never_attempted_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = tmp_path / "run"
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "bank", "--episodes", "1"]
     argv += ["--embedder", "hash-64", "--no-progress", "--out", str(out)]
     assert main(argv) == 0
-    done = ask(str(out), "--strategy", "bank", "--tasks", "no-such-task")
-    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
-    assert "no recorded bank attempt at no-such-task" in done.stderr
-    missing = ask(str(tmp_path / "nothing"), "--strategy", "bank")
-    assert missing.returncode == 2 and "no trace.jsonl" in missing.stderr
+    cases = {
+        "not a task of --env": ask(str(out), "--strategy", "bank", "--tasks", "no-such-task"),
+        "no recorded single attempt": ask(str(out), "--strategy", "single"),
+        "no trace.jsonl": ask(str(tmp_path / "nothing"), "--strategy", "bank"),
+        "unknown env": ask(str(out), "--strategy", "bank", "--env", "no-such-env"),
+    }
+    for said, done in cases.items():
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+        assert said in done.stderr.lower(), done.stderr

@@ -113,7 +113,7 @@ def test_cheatsheet_is_rewritten_and_a_reply_without_a_sheet_keeps_it(
 def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) -> None:
     item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
     _, prompts, folder = stream(tmp_path, "bank", ["apple", item, "cloud stone", "nothing"], 1)
-    assert "failed the check: think first about why" in prompts[1]  # a failure's lesson
+    assert "failed the check. Consider why, and what would prevent" in prompts[1]  # a lesson
     assert "nothing that belongs to this task alone" in prompts[1]  # kept general, as the paper
     assert "Notes from similar earlier tasks" in prompts[2]
     assert "All the words. When: a task lists words. Do: use each one." in prompts[2]

@@ -43,19 +43,20 @@ GENERAL = (
 )  # ReasoningBank's extraction prompts forbid a task's specifics; without it, notes were fixes
 REQUEST = (
     "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
-    "Each note is three lines:\nTITLE: <a few words>\nWHEN: <when it applies, or when not>\n"
+    "Each note is three lines:\nTITLE: <a few words>\n"
+    "WHEN: <when it applies, and when it does not>\n"
     "DO: <what to do, in one to three sentences>\nReply with the notes only."
 )
 JSON_REQUEST = (
     "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
     'Reply with a JSON object: "reason", one or two sentences on why the attempt passed or '
     'failed, then "items", at most 2 notes, each {{"title": "<a few words>", "when": "<when it '
-    'applies, or when not>", "do": "<what to do, in one to three sentences>"}}.'
+    'applies, and when it does not>", "do": "<what to do, in one to three sentences>"}}.'
 )
-WORKED = "The attempt above passed the check: think first about why it worked."
+WORKED = "The attempt above passed the check. Consider why it worked."
 FAILED = (
-    "The attempt above failed the check: think first about why, and about what would prevent "
-    "such a failure on later tasks."
+    "The attempt above failed the check. Consider why, and what would prevent such a failure "
+    "on later tasks."
 )  # as ReasoningBank's two prompts: a success's strategy, or a failure's lesson
 FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_ITEMS = 2
