@@ -113,7 +113,8 @@ CASES = [
     Hostile(
         "fork-bomb",
         "while True:\n    os.fork()\n\ndef add(a, b):\n    return a + b\n",
-        r"failed before any (hidden )?test could run:\n.*BlockingIOError",
+        # the process limit stops it; on a loaded machine the 1 s limit may come first
+        r"failed before any (hidden )?test could run:\n.*(BlockingIOError|timed out after 1 s)",
         needs=("unprivileged",),
     ),
     Hostile(

@@ -270,3 +270,33 @@ def test_runs_sharing_a_server_keep_their_lessons_apart_by_collection(
     for name, held in [("apart", kept["apart"]), ("beside", kept["first"] + kept["beside"])]:
         assert main(["memory", "list", str(folders[name])]) == 0
         assert capsys.readouterr().out.startswith(f"{held} reflections in {chroma_server}")
+
+
+def test_an_internal_error_of_chroma_is_tried_again_and_one_that_persists_is_a_store_error(
+    tmp_path: Path,
+) -> None:
+    """Chroma's server once answered a run's call with "Internal error: Error finding id" while
+    another run wrote to it; the store tries such a call again, and says so in one line if it
+    keeps failing."""
+    import chromadb.errors
+
+    store = ChromaMemory(tmp_path, embedder=HashEmbedder())
+    store.add(LESSONS)
+    inner = store._collection._collection  # type: ignore[attr-defined]  # the real collection
+    real_get, failures = inner.get, [2]
+
+    def flaky_get(*args: object, **kwargs: object) -> object:
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise chromadb.errors.InternalError(
+                "Error executing plan: Internal error: Error finding id"
+            )
+        return real_get(*args, **kwargs)
+
+    inner.get = flaky_get
+    assert store.get(LESSONS[0].id) == LESSONS[0]  # two failures, then the answer
+    failures[0] = 3  # one more than the tries
+    with pytest.raises(StoreError, match=r"^Chroma store at .*Error finding id$"):
+        store.get(LESSONS[0].id)
+    inner.get = real_get
+    assert store.reflections() == LESSONS  # nothing lost or doubled

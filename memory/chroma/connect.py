@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,6 +77,37 @@ def open_collection(client: Client, name: str, embedder: Embedder, create: bool)
         configuration={"hnsw": {"space": "cosine"}},
         metadata={"embedding_model": embedder.name, "embedding_dim": embedder.dim},
     )
+
+
+class Retrying:
+    """A collection whose calls are tried again, after a short pause, when Chroma answers with an
+    internal error: two runs writing to one `chroma run` server once ended a run with "Error
+    executing plan: Internal error: Error finding id". The store's calls are all safe to repeat
+    (reads, and upserts, updates and deletes by id); an error that persists is raised."""
+
+    TRIES = 3
+
+    def __init__(self, collection: Collection, pause: float = 0.2) -> None:
+        self._collection, self._pause = collection, pause
+
+    def __getattr__(self, name: str) -> Any:
+        import chromadb.errors
+
+        found = getattr(self._collection, name)
+        if not callable(found):
+            return found
+
+        def again(*args: Any, **kwargs: Any) -> Any:
+            for n in range(self.TRIES):
+                try:
+                    return found(*args, **kwargs)
+                except chromadb.errors.InternalError:
+                    if n == self.TRIES - 1:
+                        raise
+                    time.sleep(self._pause * 2**n)
+            return None  # not reached: the last try returns or raises
+
+        return again
 
 
 def stored_model(collection: Collection, location: str) -> str:

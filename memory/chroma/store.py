@@ -17,11 +17,12 @@ import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.connect import (
     SQLITE_FILE,
+    Retrying,
     StoreLock,
     Unresolved,
     check_model,
@@ -44,6 +45,7 @@ from reflexion.core.protocols import Embedder
 from reflexion.core.records import Recalled, RecallScope, Reflection
 
 if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
     from chromadb.api.types import Where
 
 COLLECTION = "reflections"
@@ -103,7 +105,9 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             if create and self.path is not None:
                 self._tasks = CacheHold(self.path, collection)
             self._client = connect(chromadb, self.path, url, create)
-            self._collection = open_collection(self._client, collection, embedder, create)
+            opened = open_collection(self._client, collection, embedder, create)
+            # a server's internal error is tried again (Retrying passes every call through)
+            self._collection = cast("Collection", Retrying(opened))
             self._batch = self._client.get_max_batch_size()
             if not isinstance(embedder, Unresolved):
                 check_model(self._collection, embedder, self.location)
