@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from envs import make_env
-from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, load_model
-from reflexion.core import Message
+from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, Step, load_model
 from reflexion.models import DEFAULT_MODEL
 
 KINDS = {"item": Kind.ITEM, "rule": Kind.RULE, "cheatsheet": Kind.CHEATSHEET}
@@ -33,17 +32,16 @@ def recorded(run: Path, strategy: str, seed: int) -> dict[str, dict[str, Any]]:
     """Per task: its last prompt and answer, the verdict shown, and the lessons the run stored."""
     tasks: dict[str, dict[str, Any]] = {}
     for line in (run / "trace.jsonl").read_text().splitlines():
-        step = json.loads(line)
-        if (step["strategy"], step["seed"]) != (strategy, seed):
+        step = Step.from_dict(json.loads(line))
+        if (step.strategy, step.seed) != (strategy, seed):
             continue
-        mine = tasks.setdefault(step["task_id"], {"score": None, "stored": []})
-        if step["kind"] == "generate":
-            mine["answer"] = step["output"]
-            mine["prompt"] = tuple(Message(m["role"], m["content"]) for m in step["prompt"])
-        elif step["kind"] == "score":
-            mine["score"] = step["data"]
-        elif step["kind"] == "remember" and step["data"].get("kind"):
-            mine["stored"].append((step["data"]["kind"], step["output"]))
+        mine = tasks.setdefault(step.task_id, {"score": None, "stored": []})
+        if step.kind == "generate":
+            mine["answer"], mine["prompt"] = step.output, step.prompt
+        elif step.kind == "score":
+            mine["score"] = step.data
+        elif step.kind == "remember" and step.data.get("kind"):
+            mine["stored"].append((step.data["kind"], step.output))
     return {k: v for k, v in tasks.items() if v["score"] is not None and "answer" in v}
 
 
@@ -85,10 +83,11 @@ async def ask(args: argparse.Namespace) -> int:
     config = json.loads((args.run / "config.json").read_text())
     actor = ChatActor(load_model(args.model), curation=config.get("curation", "json"))
     for task in (t for t in tasks if t.id in chosen):
-        mine = found[task.id]
-        call = await actor.distill(task, KINDS[args.kind], [attempt(mine)], [])
-        passed = "passed" if mine["score"]["solved"] else "failed"
-        print(f"== {task.id} ({passed}: {attempt(mine).score.feedback})")
+        mine, last = found[task.id], attempt(found[task.id])
+        call = await actor.distill(task, KINDS[args.kind], [last], [])
+        print(
+            f"== {task.id} ({'passed' if last.score.solved else 'failed'}: {last.score.feedback})"
+        )
         if args.show_prompt:
             print(f"  prompt:      {json.dumps([m.to_dict() for m in call.prompt])}")
         for kind, text in mine["stored"]:

@@ -98,14 +98,12 @@ class Retrying:
             return found
 
         def again(*args: Any, **kwargs: Any) -> Any:
-            for n in range(self.TRIES):
+            for n in range(self.TRIES - 1):
                 try:
                     return found(*args, **kwargs)
                 except chromadb.errors.InternalError:
-                    if n == self.TRIES - 1:
-                        raise
                     time.sleep(self._pause * 2**n)
-            return None  # not reached: the last try returns or raises
+            return found(*args, **kwargs)  # the last try: its error is raised
 
         return again
 
