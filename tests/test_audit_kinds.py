@@ -84,7 +84,9 @@ def test_why_explains_each_kind_among_its_own_kind(
     task, episode = next(key for key, seen in found.items() if seen == {"item", None})
     why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
     items, reflections = why.split("\n\n")[:2]
-    assert "item lessons: k=3, scope global" in items
+    assert "item lessons: k=20, scope global" in items  # bank keeps the nearest task's
+    ranked = re.findall(r"ranked [1-9].*", items.split("cut off:")[1])
+    assert ranked and all("left out by nearest_task" in line for line in ranked)
     assert "reflection lessons: k=3, scope task" in reflections
     for block, kind in ((items, "item"), (reflections, "reflection")):
         cut = block.split("cut off:")[1].split("then:")[0]

@@ -13,7 +13,7 @@ from running import RunConfig, run
 
 from memory import ChromaMemory, HashEmbedder
 from reflexion.cli import main
-from reflexion.core.records import Reflection
+from reflexion.core.records import Reflection, Task
 from reflexion.trial.board import undo_interrupted
 
 
@@ -115,7 +115,7 @@ def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) ->
     _, prompts, folder = stream(tmp_path, "bank", ["apple", item, "cloud stone", "nothing"], 1)
     assert "failed the check. Consider why, and what would prevent" in prompts[1]  # a lesson
     assert "nothing that belongs to this task alone" in prompts[1]  # kept general, as the paper
-    assert "Notes from similar earlier tasks" in prompts[2]
+    assert "Notes from the most similar earlier task" in prompts[2]
     assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
     kinds = sorted(r.kind for r in stored(folder))
     assert kinds == ["item"]  # the second reply held no item: noted, nothing stored
@@ -452,3 +452,39 @@ def test_a_curator_is_held_to_its_schema_where_the_runtime_allows() -> None:
     assert list(schema["properties"]) == ["reason", "operations"]  # the reason first
     assert schema["properties"]["operations"]["items"]["properties"]["op"] == {"const": "add"}
     assert "json_schema" not in model.bound[1]  # the answer is not constrained
+
+
+class ThreeTaskEnv(KeywordEnv):
+    """The keyword tasks and a third whose question is nearest the first's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        third = "Write one sentence using the words: apple, river, lake."
+        self._tasks.append(Task("k2", third, {"words": ["apple", "river", "lake"]}))
+
+
+def test_bank_shows_the_items_of_the_one_most_similar_earlier_task(tmp_path: Path) -> None:
+    """ReasoningBank recalls all the items of the one nearest earlier task: the third task, asked
+    like the first, sees both of the first task's items and none of the newer second task's."""
+
+    def items(*titles: str) -> str:
+        notes = [{"title": t, "when": "words are listed", "do": f"{t} every time"} for t in titles]
+        return json.dumps({"reason": "a word was missing", "items": notes})
+
+    replies = ["apple", items("Count words", "Read slowly"), "cloud", items("Rhyme"), "apple"]
+    model = scripted([*replies, items("Spare")])
+    config = RunConfig(
+        env="keywords",
+        strategies=("bank",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    run(config, model=model, env=ThreeTaskEnv())
+    last = "\n".join(str(m.content) for m in model.prompts[4])
+    assert "Notes from the most similar earlier task" in last
+    assert "Count words. When" in last and "Read slowly. When" in last
+    assert "Rhyme" not in last  # the second task's item, newer but less similar
+    recalls = steps(tmp_path / "run", "recall")
+    assert [h["task_id"] for h in recalls[-1]["data"]["hits"]] == ["k0", "k0"]

@@ -1,10 +1,11 @@
 """`reflexion memory why RUN TASK EPISODE`: why an episode recalled what it did. The query, every
-recalled lesson with its similarity, score and rank, the lessons the scope or k cut off (and
-which of the two), and what happened to the attempt that followed. Each recall is explained by
-the store its strategy used, in that store's own order (a window's is newest first), among the
-lessons of its kind. A board (the rules, the cheatsheet) is not searched: only --memory-tokens
-bounds what of it reaches the prompt. Board reads made after the attempt (to learn from it) are
-not explained: the attempt never saw them.
+recalled lesson with its similarity, score and rank, the lessons that the scope, k or the
+design's pick cut off (and which; `bank` keeps the nearest task's items), and what happened to
+the attempt that followed. Each recall is explained by the store its strategy used, in that
+store's own order (a window's is newest first), among the lessons of its kind. A board (the
+rules, the cheatsheet) is not searched: only --memory-tokens bounds what of it reaches the
+prompt. Board reads made after the attempt (to learn from it) are not explained: the attempt
+never saw them.
 
     reflexion memory why runs/x q4 2 --strategy reflexion
 """
@@ -119,11 +120,10 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
     lines = ["cut off:" if there else "cut off: nothing (every lesson there was recalled)"]
     for h in sorted(there, key=lambda h: place.get(h.reflection.id, 10**9)):
         r = h.reflection
-        why = (
-            f"ranked {place[r.id]} (k={data.get('k', '?')})"
-            if r.id in place
-            else f"scope: {_not_admitted(scope, r)}"
-        )
+        ranked = f"ranked {place.get(r.id)} (k={data.get('k', '?')})"
+        if data.get("picked") and place.get(r.id, 10**9) <= int(data.get("found", 0)):
+            ranked += f", then left out by {data['picked']}"  # e.g. bank: another task's item
+        why = ranked if r.id in place else f"scope: {_not_admitted(scope, r)}"
         similar = "" if h.similarity is None else f"  similarity {_num(h.similarity)}"
         lines.append(f"  {r.id}{similar}  {r.task_id}  {why}")
     return lines

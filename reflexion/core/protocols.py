@@ -17,7 +17,7 @@ looking for an attribute by name:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from reflexion.core.records import (
@@ -314,10 +314,15 @@ class Trial(Protocol):
     async def attempt(self, call: Call, episode: int) -> Attempt: ...
 
     async def recall(
-        self, episode: int, kind: Kind = Kind.REFLECTION, k: int | None = None
+        self,
+        episode: int,
+        kind: Kind = Kind.REFLECTION,
+        k: int | None = None,
+        pick: Callable[[list[Recalled]], list[Recalled]] | None = None,
     ) -> list[Recalled]:
         """The k (default --k) lessons of `kind` for this episode: a reflection by the run's
-        --scope; any other kind from every task (it is experience for other tasks)."""
+        --scope; any other kind from every task (it is experience for other tasks). `pick`
+        narrows the k found before they are shown, traced and credited."""
         ...
 
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None: ...

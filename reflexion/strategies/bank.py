@@ -2,10 +2,11 @@
 distills at most two items (a title, when it applies, what to do) from its final attempt and
 the visible verdict: a success's strategy or a failure's lesson, kept general, as ReasoningBank's
 two extraction prompts ask. As ReasoningBank keys its memory, an item is found by the question of
-the task it came from: a new task recalls the k items of the most similar earlier tasks, listed
-before the task. An item whose text is at least 0.9 similar (by embedding) to one kept from a
-task found by the same question is not stored again (ReasoningBank's released code adds every
-item; one run of issue 22 had built 51 near-copies of one note).
+the task it came from, and a new task recalls all the items of the one earlier task whose
+question is most similar (ReasoningBank's default, one task), listed before the task. An item
+whose text is at least 0.9 similar (by embedding) to one kept from a task found by the same
+question is not stored again (ReasoningBank's released code adds every item; one run of issue 22
+had built 51 near-copies of one note).
 
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
 at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
@@ -18,6 +19,7 @@ at most two items of three bounded fields; --curation text asks for TITLE/WHEN/D
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -35,7 +37,7 @@ from reflexion.strategies.learning import (
     reason_and,
 )
 
-HEADER = "Notes from similar earlier tasks. Use the ones that apply:"
+HEADER = "Notes from the most similar earlier task. Use the ones that apply:"
 SYSTEM = "You distill lessons from attempts at tasks, for use on other tasks."
 GENERAL = (
     "Keep each note general: nothing that belongs to this task alone (no names, values, "
@@ -62,6 +64,7 @@ FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_ITEMS = 2
 DO_CHARS = 400
 DISTINCT = 0.9  # an item at least this similar to a kept one is a near-copy, not stored
+POOL = 20  # items asked of the memory, from which the nearest task's are kept
 ITEM = {
     "type": "object",
     "properties": {
@@ -128,8 +131,25 @@ def parse_items(reply: str) -> tuple[list[str], int]:
     return texts, len(items) - len(good)
 
 
+def nearest_task(hits: list[Recalled]) -> list[Recalled]:
+    """The hits from the task of the most similar one, in the memory's order: a task's items
+    share its question as their key, so they are equally similar to the asking question.
+
+    >>> from reflexion.core.records import Reflection
+    >>> def hit(i, task, sim):
+    ...     return Recalled(Reflection(i, "x", "run", "bank", "e", task, 0, 1, 0.0, 1.0), sim)
+    >>> [h.reflection.id for h in nearest_task([hit("a", "t1", 0.5), hit("b", "t2", 0.8),
+    ...                                         hit("c", "t1", 0.5), hit("d", "t2", 0.8)])]
+    ['b', 'd']
+    """
+    if not hits:
+        return []
+    best = max(hits, key=lambda h: -math.inf if h.similarity is None else h.similarity)
+    return [h for h in hits if h.reflection.task_id == best.reflection.task_id]
+
+
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return await trial.recall(episode, Kind.ITEM)
+    return await trial.recall(episode, Kind.ITEM, POOL, nearest_task)
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:

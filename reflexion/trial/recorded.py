@@ -226,19 +226,25 @@ class RecordedTrial:
         return RecallScope(*who, "global", stream=stream, kinds=(kind,))  # for other tasks
 
     async def recall(
-        self, episode: int, kind: Kind = Kind.REFLECTION, k: int | None = None
+        self,
+        episode: int,
+        kind: Kind = Kind.REFLECTION,
+        k: int | None = None,
+        pick: Callable[[list[Recalled]], list[Recalled]] | None = None,
     ) -> list[Recalled]:
-        """The k (default --k) lessons of `kind` nearest the task, traced with their provenance;
-        their ids wait for the episode's verdict, to be credited with it."""
+        """The k (default --k) lessons of `kind` nearest the task (those `pick` keeps of them),
+        traced with their provenance; their ids wait for the episode's verdict, to be credited."""
         if self.memory is None:
             return []
         scope, k, at = self.scope(episode, kind), k or self.settings.k, time.time()
         hits = await asyncio.to_thread(self.memory.recall, self.task.lookup, scope, k)
+        found, hits = len(hits), pick(hits) if pick is not None else hits
         self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         run_id, env = self.settings.run_id, self.env.name
         data = {"hits": [provenance(h, self.task.id, run_id) for h in hits], "at": at}
         data |= {"k": k, "scope": scope.scope, "stream": scope.stream, "env": env}
         data |= {} if is_own(kind) else {"kind": kind}
+        data |= {} if pick is None else {"picked": pick.__name__, "found": found}
         text = "\n".join(h.reflection.text for h in hits)
         query = (Message("human", self.task.lookup),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
