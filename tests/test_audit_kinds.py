@@ -85,8 +85,16 @@ def test_why_explains_each_kind_among_its_own_kind(
     why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
     items, reflections = why.split("\n\n")[:2]
     assert "item lessons: k=20, scope global" in items  # bank keeps the nearest task's
-    ranked = re.findall(r"ranked [1-9].*", items.split("cut off:")[1])
-    assert ranked and all("left out by nearest_task" in line for line in ranked)
+    [recall] = [
+        s
+        for s in steps
+        if s["kind"] == "recall" and (s["task_id"], s["episode"]) == (task, episode)
+        if s["data"].get("kind") == "item"
+    ]
+    cut_lines = items.split("cut off:")[1].splitlines()
+    said = [line for line in cut_lines if "left out by nearest_task" in line]
+    assert recall["data"]["left_out"]  # another task's items were found and not shown
+    assert sorted(line.split()[0] for line in said) == sorted(recall["data"]["left_out"])
     assert "reflection lessons: k=3, scope task" in reflections
     for block, kind in ((items, "item"), (reflections, "reflection")):
         cut = block.split("cut off:")[1].split("then:")[0]

@@ -406,16 +406,23 @@ def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
-    """ReasoningBank's memory: items found by their task's question; the same note from a later
-    task is not stored again (the trace names the one it copies)."""
+    """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
+    for the same question is not stored (the trace names the one it copies), while the same note
+    from another task is: a recall shows one task's items, so a note kept only under another
+    task's question would be missing there."""
     note = {"title": "All the words", "when": "a task lists words", "do": "use each one"}
-    reply = json.dumps({"reason": "a word was missing", "items": [note]})
+    again = note | {"do": "use each one, always"}
+    reply = json.dumps({"reason": "a word was missing", "items": [note, again]})
     _, prompts, folder = json_stream(tmp_path, "bank", ["apple", reply, "cloud", reply], 1)
     assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
-    [item] = stored(folder)
-    assert item.key == "Write one sentence using the words: apple, river."
+    items = stored(folder)
+    assert sorted(i.key for i in items) == [
+        "Write one sentence using the words: apple, river.",
+        "Write one sentence using the words: cloud, stone.",
+    ]
+    assert {i.text for i in items} == {"All the words. When: a task lists words. Do: use each one."}
     copies = [s for s in steps(folder, "remember") if s["data"].get("duplicate_of")]
-    assert [c["data"]["duplicate_of"] for c in copies] == [item.id]
+    assert sorted(c["data"]["duplicate_of"] for c in copies) == sorted(i.id for i in items)
 
 
 def test_exemplars_are_found_by_their_question(tmp_path: Path) -> None:

@@ -63,8 +63,7 @@ class ConventionEnv:
 class ConventionModel(BaseChatModel):
     """Answers follow the convention when "!!" is anywhere in the prompt (only memory can put it
     there: no task states it), else by chance on 3 tasks in 10. Curators and reflections write
-    the lesson only when what they are shown states or shows the convention: the feedback of a
-    miss, or a passed attempt that ended with it."""
+    the lesson only when the feedback they are shown states the convention."""
 
     @property
     def _llm_type(self) -> str:
@@ -84,9 +83,7 @@ class ConventionModel(BaseChatModel):
 
 
 def reply_to(prompt: str) -> str:
-    # the curator or reflection was shown the feedback, or an attempt that kept the convention
-    # and passed (a success's strategy, as ReasoningBank asks why it worked)
-    learned = RULE in prompt or (f"{MARK}\n" in prompt and "passed the check" in prompt)
+    learned = RULE in prompt  # the curator or reflection was shown the feedback
     if "Reply with a JSON object" in prompt:
         text = LESSON if learned else "Answer with the code word."
         if "Write at most 2 notes" in prompt:

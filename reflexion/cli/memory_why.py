@@ -120,10 +120,12 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
     lines = ["cut off:" if there else "cut off: nothing (every lesson there was recalled)"]
     for h in sorted(there, key=lambda h: place.get(h.reflection.id, 10**9)):
         r = h.reflection
-        ranked = f"ranked {place.get(r.id)} (k={data.get('k', '?')})"
-        if data.get("picked") and place.get(r.id, 10**9) <= int(data.get("found", 0)):
-            ranked += f", then left out by {data['picked']}"  # e.g. bank: another task's item
-        why = ranked if r.id in place else f"scope: {_not_admitted(scope, r)}"
+        if r.id in data.get("left_out", ()):  # found, then left out (bank: another task's)
+            why = f"found (k={data.get('k', '?')}), then left out by {data.get('picked')}"
+        elif r.id in place:
+            why = f"ranked {place[r.id]} (k={data.get('k', '?')})"
+        else:
+            why = f"scope: {_not_admitted(scope, r)}"
         similar = "" if h.similarity is None else f"  similarity {_num(h.similarity)}"
         lines.append(f"  {r.id}{similar}  {r.task_id}  {why}")
     return lines

@@ -4,9 +4,9 @@ the visible verdict: a success's strategy or a failure's lesson, kept general, a
 two extraction prompts ask. As ReasoningBank keys its memory, an item is found by the question of
 the task it came from, and a new task recalls all the items of the one earlier task whose
 question is most similar (ReasoningBank's default, one task), listed before the task. An item
-whose text is at least 0.9 similar (by embedding) to one kept from a task found by the same
-question is not stored again (ReasoningBank's released code adds every item; one run of issue 22
-had built 51 near-copies of one note).
+whose text is at least 0.9 similar (by embedding) to one kept for the same question is not
+stored again (ReasoningBank's released code adds every item; one run of issue 22 had built 51
+near-copies of one note, when a recall showed the k nearest items).
 
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
 at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
@@ -133,7 +133,8 @@ def parse_items(reply: str) -> tuple[list[str], int]:
 
 def nearest_task(hits: list[Recalled]) -> list[Recalled]:
     """The hits from the task of the most similar one, in the memory's order: a task's items
-    share its question as their key, so they are equally similar to the asking question.
+    share its question as their key, so they are equally similar to the asking question. A
+    memory that does not rank by similarity (`--memory-backend window`) gives the newest task's.
 
     >>> from reflexion.core.records import Reflection
     >>> def hit(i, task, sim):
@@ -141,10 +142,15 @@ def nearest_task(hits: list[Recalled]) -> list[Recalled]:
     >>> [h.reflection.id for h in nearest_task([hit("a", "t1", 0.5), hit("b", "t2", 0.8),
     ...                                         hit("c", "t1", 0.5), hit("d", "t2", 0.8)])]
     ['b', 'd']
+    >>> [h.reflection.id for h in nearest_task([hit("a", "t1", None), hit("b", "t2", None)])]
+    ['b']
     """
     if not hits:
         return []
-    best = max(hits, key=lambda h: -math.inf if h.similarity is None else h.similarity)
+    if any(h.similarity is None for h in hits):
+        best = max(hits, key=lambda h: (h.reflection.created, hits.index(h)))
+    else:
+        best = max(hits, key=lambda h: -math.inf if h.similarity is None else h.similarity)
     return [h for h in hits if h.reflection.task_id == best.reflection.task_id]
 
 

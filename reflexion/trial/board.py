@@ -132,9 +132,10 @@ class Experience:
         return bool(why)
 
     async def _copy_of(self, lesson: Reflection, distinct: float) -> Recalled | None:
-        """A kept lesson of the same kind, found by the same key, whose TEXT is at least
-        `distinct` similar to `lesson`'s by the memory's embedding model (ReasoningBank
-        consolidates near-copies before they pile up); None without an embedding store."""
+        """A kept lesson of the same kind and the same key (a bank item: the same question),
+        whose TEXT is at least `distinct` similar to `lesson`'s by the memory's embedding model;
+        None without an embedding store. Only the same key: a recall that shows one task's
+        items would never show a note that was skipped as a copy of another task's."""
         assert self.memory is not None
         embedder = getattr(self.memory, "embedder", None)
         if embedder is None:
@@ -142,6 +143,7 @@ class Experience:
         scope = self.scope(lesson.episode + 1, Kind(lesson.kind))
         query = lesson.key or lesson.text
         hits = await asyncio.to_thread(self.memory.recall, query, scope, PEERS)
+        hits = [h for h in hits if h.reflection.key == lesson.key]
         if not hits:
             return None
         texts = [lesson.text, *(h.reflection.text for h in hits)]

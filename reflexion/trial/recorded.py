@@ -238,13 +238,16 @@ class RecordedTrial:
             return []
         scope, k, at = self.scope(episode, kind), k or self.settings.k, time.time()
         hits = await asyncio.to_thread(self.memory.recall, self.task.lookup, scope, k)
-        found, hits = len(hits), pick(hits) if pick is not None else hits
+        found, hits = hits, pick(hits) if pick is not None else hits
         self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         run_id, env = self.settings.run_id, self.env.name
         data = {"hits": [provenance(h, self.task.id, run_id) for h in hits], "at": at}
         data |= {"k": k, "scope": scope.scope, "stream": scope.stream, "env": env}
         data |= {} if is_own(kind) else {"kind": kind}
-        data |= {} if pick is None else {"picked": pick.__name__, "found": found}
+        if pick is not None:  # what the pick left out, for `memory why`
+            shown = {h.reflection.id for h in hits}
+            left = [h.reflection.id for h in found if h.reflection.id not in shown]
+            data |= {"picked": getattr(pick, "__name__", "pick"), "left_out": left}
         text = "\n".join(h.reflection.text for h in hits)
         query = (Message("human", self.task.lookup),)  # what the store was asked
         self._log(episode, "recall", prompt=query, output=text, data=data)
