@@ -84,7 +84,7 @@ def test_why_explains_each_kind_among_its_own_kind(
     task, episode = next(key for key, seen in found.items() if seen == {"item", None})
     why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
     items, reflections = why.split("\n\n")[:2]
-    assert "item lessons: k=20, scope global" in items  # bank keeps the nearest task's
+    assert "item lessons: k=20, then nearest_task, scope global" in items  # one task's items
     [recall] = [
         s
         for s in steps

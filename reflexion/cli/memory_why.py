@@ -63,7 +63,8 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
     kind = str(data.get("kind", REFLECTION))
     k, rank = data.get("k", config.get("k", 3)), config.get("rank", "similarity")
     ranking = "newest first" if all(s.kind == "window" for s in stores) else f"ranking {rank}"
-    how = f"k={k}, scope {data.get('scope', '?')}, {ranking}"
+    picked = f", then {data['picked']}" if data.get("picked") else ""  # bank: one task's items
+    how = f"k={k}{picked}, scope {data.get('scope', '?')}, {ranking}"
     if data.get("board"):
         how = "the newest sheet" if one_text(kind) else "the board, most votes first"
     lines = [
