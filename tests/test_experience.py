@@ -495,3 +495,25 @@ def test_bank_shows_the_items_of_the_one_most_similar_earlier_task(tmp_path: Pat
     assert "Rhyme" not in last  # the second task's item, newer but less similar
     recalls = steps(tmp_path / "run", "recall")
     assert [h["task_id"] for h in recalls[-1]["data"]["hits"]] == ["k0", "k0"]
+
+
+def test_bank_over_a_window_memory_shows_the_newest_tasks_items(tmp_path: Path) -> None:
+    """A window memory ranks nothing by similarity: bank then shows the newest earlier task's
+    items (the second task's), not the first's, however similar its question."""
+
+    def items(title: str) -> str:
+        note = {"title": title, "when": "words are listed", "do": f"{title} every time"}
+        return json.dumps({"reason": "a word was missing", "items": [note]})
+
+    model = scripted(["apple", items("Count words"), "cloud", items("Rhyme"), "apple", "{}"])
+    config = RunConfig(
+        env="keywords",
+        strategies=("bank",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        order="stream",
+        memory_backend="window",
+    )
+    run(config, model=model, env=ThreeTaskEnv())
+    last = "\n".join(str(m.content) for m in model.prompts[4])
+    assert "Rhyme. When" in last and "Count words" not in last

@@ -92,6 +92,19 @@ def test_the_memory_line_of_each_kind_of_lesson(
     assert re.search(r"cheatsheet  cheatsheet: 1 added\s+0\s+1\n", printed)
 
 
+def test_a_skipped_near_copy_is_not_counted_as_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bank does not store an item nearly the same as one kept for the same question: the
+    report counts it apart, so its "kept" agrees with `memory list`."""
+    note = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
+    twice = f"{note}\n{note[:-1]}, always."
+    folder = stream(tmp_path, "bank", ["apple", twice, "cloud", "no"], 1)
+    printed, memory, _ = report(folder, capsys)
+    assert memory["writes"][0]["kinds"] == {"item": {"kept": 1, "not kept (a near-copy)": 1}}
+    assert re.search(r"bank\s+item: 1 kept, 1 not kept \(a near-copy\)\s+0\s+1\n", printed)
+
+
 # k0: a plain answer, then a draft refined into the same verdict, then one refined into a pass;
 # k1: a draft that passed held-out, refined into one that fails it (passing the visible check).
 REFINE = "<think>{}<refine>look again</refine>{}</think><answer>{}</answer>"

@@ -213,6 +213,8 @@ def recalls(steps: Sequence[Step]) -> list[Recalls]:
 def _kept(data: dict[str, Any]) -> str:
     if data.get("frozen"):
         return "not kept (frozen)"
+    if "duplicate_of" in data:  # bank: a near-copy of an item kept for the same question
+        return "not kept (a near-copy)"
     return "merged" if "merged_into" in data else "kept"
 
 
@@ -352,7 +354,8 @@ REFINING_TEXT = (
 WRITES_TITLE = "Memory written"
 WRITES_TEXT = (
     "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
-    "near-duplicate), not kept (frozen memory), and the board changes (a rule added, edited, "
+    "near-duplicate), not kept (frozen memory, or a near-copy that was skipped), and the board "
+    "changes (a rule added, edited, "
     "up- or downvoted, dropped at zero votes; a cheatsheet rewritten). Edits skipped: board "
     "edits that could not apply (a missing id, an empty text). Replies unparsed: replies, or "
     "lines of them, that were not in the expected form; they change nothing."

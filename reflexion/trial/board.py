@@ -3,7 +3,8 @@
 
 Two shapes:
 - kept, and recalled by similarity (`exemplar`, `item`: `keep` here, recall in
-  RecordedTrial.recall), the k nearest of a kind from EVERY task;
+  RecordedTrial.recall), the k nearest of a kind from EVERY task (a design's pick may narrow
+  them: `bank` keeps the items of the one nearest task);
 - a board shared by a strategy and seed, all of it in every prompt (`rule`, `cheatsheet`),
   changed by `BoardEdit`s under the board's rules, which its design's module sets
   (reflexion.strategies.learning.Board: how many, how long, the votes, one sheet). Each change
