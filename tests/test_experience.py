@@ -470,26 +470,32 @@ class ThreeTaskEnv(KeywordEnv):
         self._tasks.append(Task("k2", third, {"words": ["apple", "river", "lake"]}))
 
 
-def test_bank_shows_the_items_of_the_one_most_similar_earlier_task(tmp_path: Path) -> None:
-    """ReasoningBank recalls all the items of the one nearest earlier task: the third task, asked
-    like the first, sees both of the first task's items and none of the newer second task's."""
+def items(*titles: str) -> str:
+    """A bank curator's JSON reply with one note per title."""
+    notes = [{"title": t, "when": "words are listed", "do": f"{t} every time"} for t in titles]
+    return json.dumps({"reason": "a word was missing", "items": notes})
 
-    def items(*titles: str) -> str:
-        notes = [{"title": t, "when": "words are listed", "do": f"{t} every time"} for t in titles]
-        return json.dumps({"reason": "a word was missing", "items": notes})
 
-    replies = ["apple", items("Count words", "Read slowly"), "cloud", items("Rhyme"), "apple"]
-    model = scripted([*replies, items("Spare")])
+def third_prompt(tmp_path: Path, replies: list[str], **more) -> str:
+    """Run bank over the three tasks; the prompt of the third task's answer."""
+    model = scripted(replies)
     config = RunConfig(
         env="keywords",
         strategies=("bank",),
         out=str(tmp_path / "run"),
         episodes=1,
-        embedder="hash-64",
         order="stream",
+        **({"embedder": "hash-64"} | more),
     )
     run(config, model=model, env=ThreeTaskEnv())
-    last = "\n".join(str(m.content) for m in model.prompts[4])
+    return "\n".join(str(m.content) for m in model.prompts[4])
+
+
+def test_bank_shows_the_items_of_the_one_most_similar_earlier_task(tmp_path: Path) -> None:
+    """ReasoningBank recalls all the items of the one nearest earlier task: the third task, asked
+    like the first, sees both of the first task's items and none of the newer second task's."""
+    replies = ["apple", items("Count words", "Read slowly"), "cloud", items("Rhyme"), "apple"]
+    last = third_prompt(tmp_path, [*replies, items("Spare")])
     assert "Notes from the most similar earlier task" in last
     assert "Count words. When" in last and "Read slowly. When" in last
     assert "Rhyme" not in last  # the second task's item, newer but less similar
@@ -500,20 +506,6 @@ def test_bank_shows_the_items_of_the_one_most_similar_earlier_task(tmp_path: Pat
 def test_bank_over_a_window_memory_shows_the_newest_tasks_items(tmp_path: Path) -> None:
     """A window memory ranks nothing by similarity: bank then shows the newest earlier task's
     items (the second task's), not the first's, however similar its question."""
-
-    def items(title: str) -> str:
-        note = {"title": title, "when": "words are listed", "do": f"{title} every time"}
-        return json.dumps({"reason": "a word was missing", "items": [note]})
-
-    model = scripted(["apple", items("Count words"), "cloud", items("Rhyme"), "apple", "{}"])
-    config = RunConfig(
-        env="keywords",
-        strategies=("bank",),
-        out=str(tmp_path / "run"),
-        episodes=1,
-        order="stream",
-        memory_backend="window",
-    )
-    run(config, model=model, env=ThreeTaskEnv())
-    last = "\n".join(str(m.content) for m in model.prompts[4])
+    replies = ["apple", items("Count words"), "cloud", items("Rhyme"), "apple", "{}"]
+    last = third_prompt(tmp_path, replies, memory_backend="window")
     assert "Rhyme. When" in last and "Count words" not in last

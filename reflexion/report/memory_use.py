@@ -355,8 +355,8 @@ WRITES_TITLE = "Memory written"
 WRITES_TEXT = (
     "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
     "near-duplicate), not kept (frozen memory, or a near-copy that was skipped), and the board "
-    "changes (a rule added, edited, "
-    "up- or downvoted, dropped at zero votes; a cheatsheet rewritten). Edits skipped: board "
+    "changes (a rule added, edited, up- or downvoted, dropped at zero votes; a cheatsheet "
+    "rewritten). Edits skipped: board "
     "edits that could not apply (a missing id, an empty text). Replies unparsed: replies, or "
     "lines of them, that were not in the expected form; they change nothing."
 )

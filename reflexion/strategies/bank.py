@@ -19,10 +19,9 @@ at most two items of three bounded fields; --curation text asks for TITLE/WHEN/D
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
@@ -147,10 +146,10 @@ def nearest_task(hits: list[Recalled]) -> list[Recalled]:
     """
     if not hits:
         return []
-    if any(h.similarity is None for h in hits):
-        best = max(hits, key=lambda h: (h.reflection.created, hits.index(h)))
+    if any(h.similarity is None for h in hits):  # a window: the newest, the last on a tie
+        best = max(enumerate(hits), key=lambda p: (p[1].reflection.created, p[0]))[1]
     else:
-        best = max(hits, key=lambda h: -math.inf if h.similarity is None else h.similarity)
+        best = max(hits, key=lambda h: cast("float", h.similarity))
     return [h for h in hits if h.reflection.task_id == best.reflection.task_id]
 
 
