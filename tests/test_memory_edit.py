@@ -158,6 +158,37 @@ def test_each_lesson_is_credited_with_what_followed_its_recalls(
     assert "[recalled 2: helped 1, hurt 1, same 0]" in listing
 
 
+def test_a_lesson_that_memory_tokens_kept_out_of_the_prompt_is_not_credited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KeywordEnv, scripted
+    from running import RunConfig, run
+
+    from memory.chroma.store import ChromaMemory
+    from reflexion.core.curation import Credit
+
+    # --memory-tokens 5 holds 20 characters: L1 (18) fits, L2 (12) does not fit beside it. So
+    # episode 3's prompt is episode 2's again (the model's answer too), and only L1 was shown
+    model = scripted(["apple", "L1: say more words", "nothing", "L2: say both", "apple river"])
+    config = RunConfig(
+        env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
+        tasks=1, embedder="hash-64", memory_tokens=5,
+    )  # fmt: skip
+    run(config, model=model, env=KeywordEnv())
+    with ChromaMemory.open(tmp_path / "r" / "memory") as m:
+        by_text = {r.text: m.credits()[r.id] for r in m.reflections()}
+        l2 = next(r.id for r in m.reflections() if r.text == "L2: say both")
+    assert by_text == {
+        "L1: say more words": Credit(recalls=2, helped=0, hurt=1, same=1),
+        "L2: say both": Credit(recalls=0, helped=0, hurt=0, same=0),
+    }
+    why = out_of(["memory", "why", str(tmp_path / "r"), "k0", "3"], capsys)
+    marked = [
+        line for line in why.splitlines() if "(not in the prompt: over --memory-tokens)" in line
+    ]
+    assert len(marked) == 1 and l2 in marked[0]
+
+
 def test_a_vague_reflection_is_stored_with_a_flag_saying_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -124,7 +124,10 @@ class ChatActor:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
         msgs = self._prefilled(task, prompts.placed_messages(task, placed))
         call = await self._answer("generate", task, msgs, self.sampling(sample))
-        return dataclasses.replace(call, memory_tokens=placed.tokens, sample=sample)
+        left_out = tuple(placed.left_out)
+        return dataclasses.replace(
+            call, memory_tokens=placed.tokens, sample=sample, left_out=left_out
+        )
 
     def sampling(self, sample: int) -> dict[str, Any] | None:
         """Sample n > 0 decodes at --temperature with a seed of its own; 0 is greedy."""

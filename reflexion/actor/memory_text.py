@@ -36,7 +36,7 @@ class Placed:
     before_task: str = ""
     after_task: str = ""
     tokens: int = 0
-    left_out: int = 0  # lessons over the bound
+    left_out: list[str] = field(default_factory=list)  # the ids of stored lessons over the bound
     by_kind: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -50,8 +50,8 @@ def place(lessons: Sequence[Lesson], tokens: int) -> Placed:
         )
         if len(text) > room and not placed.by_kind.get(kind) and room > 0:
             text = text[:room]  # subtle: cut, not dropped, so a long sheet still says something
-        if len(text) > room:
-            placed.left_out += 1
+        if len(text) > room:  # not shown, so not credited (see Call.left_out)
+            placed.left_out += [] if isinstance(lesson, str) else [lesson.id]
             continue
         room -= len(text)
         placed.tokens += -(-len(text) // CHARS_PER_TOKEN)

@@ -96,7 +96,8 @@ class RolloutActor:
         system = f"{PLAY_SYSTEM}\n\n{placed.system}" if placed.system else PLAY_SYSTEM
         start = f"{placed.before_task}\n\nYour task:\n" if placed.before_task else ""
         play = Play(context, system, start, sample, placed.tokens)
-        return await self._play("generate", task, play)
+        call = await self._play("generate", task, play)
+        return dataclasses.replace(call, left_out=tuple(placed.left_out))
 
     async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._play("refine", task, Play(_earlier(history) + AGAIN))

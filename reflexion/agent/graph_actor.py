@@ -54,7 +54,10 @@ class GraphActor:
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
         call = await self._run("generate", prompts.placed_messages(task, placed))
-        return dataclasses.replace(call, memory_tokens=placed.tokens, sample=sample)
+        left_out = tuple(placed.left_out)
+        return dataclasses.replace(
+            call, memory_tokens=placed.tokens, sample=sample, left_out=left_out
+        )
 
     async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._run("feedback", prompts.feedback_messages(task, history))

@@ -1,7 +1,8 @@
 """`reflexion memory why RUN TASK EPISODE`: why an episode recalled what it did. The query, every
 recalled lesson with its similarity, score and rank, the lessons that the scope, k or the
 design's pick cut off (and which; `bank` keeps the nearest task's items), and what happened to
-the attempt that followed. Each recall is explained by the store its strategy used, in that
+the attempt that followed. A recalled lesson that --memory-tokens kept out of the prompt is
+marked, and was not credited. Each recall is explained by the store its strategy used, in that
 store's own order (a window's is newest first), among the lessons of its kind. A board (the
 rules, the cheatsheet) is not searched: only --memory-tokens bounds what of it reaches the
 prompt. Board reads made after the attempt (to learn from it) are not explained: the attempt
@@ -73,11 +74,12 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
         f"query: {_short(query, 200)}" if query else "query: none (a board is not searched)",
         "recalled:",
     ]
-    hits = data.get("hits", [])
+    hits, unshown = data.get("hits", []), _over_bound(step, steps)
     for i, h in enumerate(hits, start=1):
         lines.append(
             f"  {i}. {h['id']}  similarity {_num(h.get('similarity'))}  score "
             f"{_num(h.get('score'))}  from {h.get('source', '?')}"
+            + ("  (not in the prompt: over --memory-tokens)" if h["id"] in unshown else "")
         )
     if not hits:
         lines.append("  (nothing)")
@@ -87,6 +89,17 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
         lines += _cut_off(step, stores, {h["id"] for h in hits}, kind)
     lines.append(f"then: {_then(step, steps)}")
     return "\n".join(lines) + "\n"
+
+
+def _over_bound(step: Step, steps: list[Step]) -> set[str]:
+    """The recalled ids that --memory-tokens kept out of the episode's prompts (not credited)."""
+    trial = (step.strategy, step.task_id, step.seed, step.episode)
+    return {
+        i
+        for s in steps
+        if (s.strategy, s.task_id, s.seed, s.episode) == trial
+        for i in s.data.get("over_bound", ())
+    }
 
 
 def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -> list[str]:

@@ -124,6 +124,7 @@ class Call(Record):
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
     shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
     code_rounds: int = 0  # answers asked again after the reply's program ran (--code-rounds)
+    left_out: tuple[str, ...] = ()  # recalled lessons --memory-tokens kept out of the prompt
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ class RecordedTrial:
         candidate = call.output
         score, signal = await visible_score(self, candidate, episode)
         held_out = await self.check("evaluate", self.env.evaluate, candidate, episode)
-        await self._credit(episode, score)
+        await self._credit(episode, score, call.left_out)
         shown = shown_score(score, self.feedback)
         attempt = Attempt(episode, candidate, shown, call.prompt)
         self.attempts.append(attempt)
@@ -199,10 +199,11 @@ class RecordedTrial:
             # subtle: the text stays generic, since a held-out check's message may hold its secrets.
             return Score(FAILED_CHECK, False, f"the {kind} check failed on this answer")
 
-    async def _credit(self, episode: int, score: Score) -> None:
-        """Credit the lessons recalled for this episode with what their attempt did against
-        the trial's attempt before (see Crediting)."""
-        ids = self.counters.recalled.pop(episode, [])
+    async def _credit(self, episode: int, score: Score, left_out: Sequence[str] = ()) -> None:
+        """Credit the lessons recalled for this episode, less those --memory-tokens kept out of
+        the prompt, with what their attempt did against the trial's attempt before (see
+        Crediting)."""
+        ids = [i for i in self.counters.recalled.pop(episode, []) if i not in left_out]
         if not ids or not isinstance(self.memory, Crediting) or self.settings.frozen_memory:
             return  # a frozen memory is not written, its credit counts included
         before = self.attempts[-1].score.value if self.attempts else None
@@ -361,7 +362,8 @@ class RecordedTrial:
                 | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {})
                 | ({"sample": call.sample} if call.sample else {})
                 | ({"shortened": call.shortened} if call.shortened else {})
-                | ({"code_rounds": call.code_rounds} if call.code_rounds else {}),
+                | ({"code_rounds": call.code_rounds} if call.code_rounds else {})
+                | ({"over_bound": list(call.left_out)} if call.left_out else {}),
             }
         self.sink(
             Step(
