@@ -40,7 +40,7 @@ ROWS = [  # arm, the paper's pass@1 (HumanEval-Rust, 50 hardest, GPT-4), expecte
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--env", default="humaneval:spread-30")
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--model", default=DEFAULT_MODEL)

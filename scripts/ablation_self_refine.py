@@ -31,7 +31,7 @@ ROWS = [  # arm, what the paper found, expected direction against actionable
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--env", default="humaneval:spread-30")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--out", default="runs/ablation-self-refine")

@@ -30,7 +30,7 @@ NOT_COMPARED = ("env", "reflection", "tasks")  # the settings the two arms may d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--env", default="humaneval:first-miss")
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--model", default=DEFAULT_MODEL)

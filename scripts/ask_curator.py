@@ -54,7 +54,7 @@ def attempt(mine: dict[str, Any]) -> Attempt:
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder whose trace has the attempts")
     parser.add_argument("--env", required=True, help="the env spec the run used")
     parser.add_argument("--strategy", required=True, help="whose attempts (a strategy's name)")

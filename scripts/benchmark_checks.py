@@ -19,7 +19,7 @@ from envs.sandbox import Check, run_checks, run_python
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=164)
     args = parser.parse_args()
     problems = load_problems(args.count)

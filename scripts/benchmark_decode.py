@@ -49,7 +49,7 @@ def raw(server: object, model: ChatLocalGGUF, task: Task) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=10, help="humaneval:spread-N (default 10)")
     args = parser.parse_args()
     model = ChatLocalGGUF.named(DEFAULT_MODEL)

@@ -86,7 +86,7 @@ def measure(base: RunConfig, ray_address: str) -> list[Row]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per model call")
     parser.add_argument("--seeds", type=int, default=2)
     args = parser.parse_args()

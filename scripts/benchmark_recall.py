@@ -130,7 +130,7 @@ def measure(memory: ChromaMemory, n: int, name: str, queries: Sequence[str], k: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--stores", default="embedded,server", help="embedded, server or both")
     parser.add_argument("--queries", type=int, default=200)

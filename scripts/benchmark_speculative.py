@@ -71,7 +71,7 @@ def report(tallies: dict[str, Tally], prefill: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--modes", default="none,ngram,draft:qwen2.5-coder-0.5b")
     parser.add_argument("--tasks", type=int, default=20, help="humaneval:spread-N (default 20)")
     parser.add_argument("--no-prefill", action="store_true", help="let answers repeat the prompt")

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -247,15 +248,17 @@ def fpr_table(runs: int, seed: int, concentration: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5000, help="simulated runs per cell")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concentration", type=float, default=CONCENTRATION)
     parser.add_argument("--quick", action="store_true", help="200 runs per cell")
     args = parser.parse_args(argv)
     runs = 200 if args.quick else args.runs
-    if runs < 1 or args.concentration <= 0:
-        parser.error("--runs and --concentration must be positive")
+    if runs < 1 or not 0 < args.concentration < math.inf:
+        parser.error("--runs and --concentration must be positive (and finite)")
+    if args.seed < 0:
+        parser.error(f"--seed must be 0 or more, got {args.seed}")
     check_against_pair()
     start = time.perf_counter()
     print(f"Simulated paired comparisons: {runs:,} runs per cell, seed {args.seed}, per-task "

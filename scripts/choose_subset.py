@@ -44,7 +44,7 @@ def fail(message: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("run", type=Path)
     parser.add_argument("--strategy", default="single")
     parser.add_argument("--count", type=int, default=None)

@@ -15,7 +15,7 @@ from reflexion.report import diff_runs, format_diff
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("a", type=Path, metavar="RUN_A")
     parser.add_argument("b", type=Path, metavar="RUN_B")
     args = parser.parse_args()

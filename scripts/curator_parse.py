@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import Any
 
 import reflexion.strategies as designs
-from reflexion import Attempt, ChatActor, Kind, Reflection, Score, Task, load_model
+from reflexion import (
+    Attempt,
+    ChatActor,
+    Kind,
+    Reflection,
+    ReflexionError,
+    Score,
+    Task,
+    UsageError,
+    load_model,
+)
 from reflexion.models import DEFAULT_MODEL
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
@@ -109,28 +119,31 @@ def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:
 
 
 async def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder whose trace has the attempts")
     parser.add_argument("--limit", type=int, default=10, help="the first N final attempts")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--out", type=Path, default=Path("runs/curator-parse.jsonl"))
     args = parser.parse_args()
-    if not (args.run / "trace.jsonl").is_file():
-        print(f"error: no trace.jsonl in {args.run}", file=sys.stderr)
+    try:
+        if not (args.run / "trace.jsonl").is_file():
+            msg = f"no trace.jsonl in {args.run}"
+            raise UsageError(msg)
+        todo = list(attempts(args.run, args.limit))
+        done = saved(args.out, todo)
+        model = load_model(args.model)
+    except ReflexionError as exc:
+        print(f"curator_parse: error: {exc}", file=sys.stderr)
         return 2
-    done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
-    model = load_model(args.model)
     actors = {form: ChatActor(model, curation=form) for form in FORMS}
     boards = {(k, f): Board() for k in DESIGNS for f in FORMS}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    rows = list(done)
-    for n, (task, attempt) in enumerate(attempts(args.run, args.limit)):
+    rows = list(done.values())
+    for n, (task, attempt) in enumerate(todo):
         for kind in DESIGNS:
             for form in FORMS:
                 board = boards[(kind, form)]
-                old = next(
-                    (r for r in done if (r["n"], r["kind"], r["form"]) == (n, kind, form)), None
-                )
+                old = done.get((n, kind, form))
                 if old is not None:  # replayed, so the board is as the run left it
                     apply(kind, form, board, old["reply"])
                     continue
@@ -144,8 +157,31 @@ async def main() -> int:
                 with args.out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(f"{n} {task.id} {kind} {form}: {'used' if used else 'NOT used: ' + why}")
-    print(table(rows))
+    print(table([r for r in rows if r["n"] < len(todo)]))  # the first --limit attempts only
     return 0
+
+
+def saved(out: Path, todo: list[tuple[Task, Attempt]]) -> dict[tuple[int, str, str], Any]:
+    """OUT's replies by (attempt number, design, form); a UsageError for a file that is not
+    this script's, or whose replies were to another run's attempts (it would be replayed)."""
+    if not out.exists():
+        return {}
+    rows: dict[tuple[int, str, str], Any] = {}
+    for number, line in enumerate(out.read_text().splitlines(), start=1):
+        try:
+            row = json.loads(line)
+            key, task = (int(row["n"]), str(row["kind"]), str(row["form"])), str(row["task"])
+        except (ValueError, KeyError, TypeError):
+            msg = f"{out} line {number} is not a reply this script wrote: give another --out"
+            raise UsageError(msg) from None
+        if key[0] < len(todo) and todo[key[0]][0].id != task:
+            msg = (
+                f"{out} holds replies to another run's attempts (its attempt {key[0]} is {task}, "
+                f"this run's is {todo[key[0]][0].id}): give another --out"
+            )
+            raise UsageError(msg)
+        rows[key] = row
+    return rows
 
 
 def table(rows: list[dict[str, Any]]) -> str:

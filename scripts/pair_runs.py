@@ -136,7 +136,7 @@ def tables(arms: list[list[TaskResult]], labels: list[str], args: argparse.Names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[=LABEL]")
     parser.add_argument("--by", help="a field of the tasks' spec to group by (e.g. difficulty)")
     parser.add_argument("--blocks", type=int, default=4, help="blocks of the stream order")
@@ -150,12 +150,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(args.arms) < 2:
         parser.error("give at least two arms")
+    if args.blocks < 1:
+        parser.error(f"--blocks must be at least 1, got {args.blocks}")
     labels = [label for _, _, label in args.arms]
     if len(set(labels)) < len(labels):
         parser.error("two arms have the same name: add =LABEL to one")
     try:
         found = [arm(folder, strategy, label) for folder, strategy, label in args.arms]
         for (folder, strategy, _), results in zip(args.arms, found, strict=True):
+            if not folder.is_dir():
+                msg = f"{folder}: no such run folder"
+                raise ReflexionError(msg)
             if not results:
                 msg = f"{folder}: no finished {strategy} trial"
                 raise ReflexionError(msg)

@@ -247,7 +247,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """This script's options (before `--`) and the command (after it, starting `reflexion`)."""
     parser = _Parser(
         prog="trace_command.py",
-        description=(__doc__ or "").split("\n")[0],
+        description=(__doc__ or "").split("\n\n")[0],
         usage="%(prog)s [--within NAME] [--list] [--json] -- reflexion ARGS...",
     )
     parser.add_argument("--within", metavar="NAME", help="count calls on behalf of NAME only")

@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from envs import make_env
-from memory import ChromaMemory
+from memory import ChromaMemory, embedder_for
 from reflexion import (
     STRATEGIES,
     Env,
@@ -51,7 +51,7 @@ from reflexion import (
     UsageError,
     run,
 )
-from reflexion.models import DEFAULT_MODEL
+from reflexion.models import DEFAULT_MODEL, check_model_name
 from reflexion.report import arm, bootstrap_mean, format_pairs, pair
 from reflexion.strategies import RUN_MEMORY
 
@@ -99,7 +99,7 @@ def fail(message: str) -> NoReturn:
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = Parser(description=(__doc__ or "").split("\n")[0])
+    parser = Parser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--env", default="constrained:40")
     parser.add_argument("--strategy", default="reflexion", help="one that keeps lessons")
     parser.add_argument("--split", help="parity (default) or first-N")
@@ -129,7 +129,19 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if not all(names) or len(set(names)) < len(names):
             fail(f"--test-model needs distinct model names, comma-separated: {args.test_model!r}")
         args.test_model = names
+    try:  # every name now, not after part A's hours
+        for flag, name in [("--model", args.model), *(("--test-model", n) for n in names_of(args))]:
+            if name is not None:
+                check_model_name(name, flag)
+    except ReflexionError as exc:
+        fail(str(exc))
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        fail(f"--out {args.out} is a file, not a folder")
     return args
+
+
+def names_of(args: argparse.Namespace) -> list[str]:
+    return list(args.test_model or [])
 
 
 def split_tasks(tasks: Sequence[Task], how: str) -> Split:
@@ -201,6 +213,7 @@ def configs(
         memory=str(Path(args.out) / "store"),
     )
     if args.embedder:
+        embedder_for(args.embedder)  # a bad name fails here, before split.json is written
         learn = replace(learn, embedder=args.embedder)
     tests = []
     for n, name in enumerate(args.test_model or [model]):
@@ -215,7 +228,12 @@ def record_split(out: Path, split: Split) -> None:
     (the runs' folders hold the first split's trials)."""
     ids = {"learn": [t.id for t in split.learn], "test": [t.id for t in split.test]}
     path = out / "split.json"
-    if path.exists() and json.loads(path.read_text()) != ids:
+    try:
+        before = json.loads(path.read_text()) if path.exists() else ids
+    except ValueError:
+        msg = f"{path} is not a split this script wrote: give a new --out"
+        raise UsageError(msg) from None
+    if before != ids:
         msg = f"{out} holds runs of another split ({path}): give the same --split, or a new --out"
         raise UsageError(msg)
     out.mkdir(parents=True, exist_ok=True)

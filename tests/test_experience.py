@@ -509,3 +509,22 @@ def test_bank_over_a_window_memory_shows_the_newest_tasks_items(tmp_path: Path) 
     replies = ["apple", items("Count words"), "cloud", items("Rhyme"), "apple", "{}"]
     last = third_prompt(tmp_path, replies, memory_backend="window")
     assert "Rhyme. When" in last and "Count words" not in last
+
+
+def test_insights_does_not_add_a_near_copy_of_a_rule_on_its_list(tmp_path: Path) -> None:
+    """The 1.5B curator re-adds its rule in new words; a near-copy (by the store's embedding
+    model) is skipped and said, while a different rule in the same reply is added."""
+    first = ops({"op": "add", "text": "Use every word in the list."})
+    again = ops(
+        {"op": "add", "text": "Always use every word in the list."},  # 0.93 by hash-64
+        {"op": "add", "text": "Check the spelling of each word before you answer."},
+    )
+    _, _, folder = json_stream(tmp_path, "insights", ["apple", first, "cloud", again], episodes=1)
+    rules = sorted(r.text for r in stored(folder) if r.kind == "rule")
+    assert rules == [
+        "Check the spelling of each word before you answer.",
+        "Use every word in the list.",
+    ]
+    [_, second] = [s["output"] for s in steps(folder, "revised")]
+    assert second.startswith("skipped add: a near-copy of ") and "(0.93)" in second
+    assert second.splitlines()[1].startswith("add ")

@@ -305,6 +305,12 @@ class Trial(Protocol):
         """Solved by the VISIBLE signal: the only one a strategy may act on."""
         ...
 
+    @property
+    def boards_change(self) -> bool:
+        """Whether `revise` can change a board here: under --order stream (concurrent tasks
+        would race on one board), with a memory that revises and is not frozen."""
+        ...
+
     def answer_of(self, candidate: str) -> str:
         """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
         ...

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from reflexion.models.files import DEFAULT_MODEL, MODELS
-from reflexion.models.registry import load_model
+from reflexion.models.registry import check_model_name, load_model
 
 if TYPE_CHECKING:
     from reflexion.models.fake import FixedChatModel
@@ -42,6 +42,7 @@ __all__ = [
     "MODELS",
     "ChatLocalGGUF",
     "FixedChatModel",
+    "check_model_name",
     "load_model",
     "start_server",
 ]

@@ -43,8 +43,26 @@ def load_model(spec: str, speculative: str = "none") -> BaseChatModel:
         return _openai(name or "default", base_url=url)
     if prefix == "python" and rest:
         return _python(rest)
+    check_model_name(spec)
+    raise AssertionError(spec)  # unreachable: every name check_model_name accepts is built above
+
+
+def check_model_name(spec: str, flag: str = "--model") -> None:
+    """Refuse a name `load_model` cannot know (a one-line UsageError), without loading anything.
+
+    >>> check_model_name("python:my_module:model")
+    >>> check_model_name("gpt-9", "--curator-model")
+    Traceback (most recent call last):
+    reflexion.core.errors.UsageError: unknown --curator-model 'gpt-9'; use one of: ...
+    """
+    from reflexion.models.files import MODELS
+
+    prefix, _, rest = spec.partition(":")
+    known = prefix in ("openai", "openai-compatible", "python") and bool(rest)
+    if spec in MODELS or spec.endswith(".gguf") or known:
+        return
     msg = (
-        f"unknown --model {spec!r}; use one of: {', '.join(MODELS)}, a .gguf path, openai:NAME, "
+        f"unknown {flag} {spec!r}; use one of: {', '.join(MODELS)}, a .gguf path, openai:NAME, "
         "openai-compatible:URL, python:MODULE:ATTR"
     )
     raise UsageError(msg)

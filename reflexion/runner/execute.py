@@ -64,7 +64,7 @@ async def execute(
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        for line in (loaded(plan.loads), resume.message(), resume.also()):
+        for line in (loaded(plan.loads), resume.message(), resume.also(), _fixed_boards(plan)):
             if line is not None and echo is not None:
                 echo(line)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
@@ -79,6 +79,18 @@ async def execute(
     results.stopped = budget.stop() if cut else None
     results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
     return results
+
+
+def _fixed_boards(plan: Prepared) -> str | None:
+    """A note when a strategy whose curator writes a board (the rules, the cheatsheet) cannot
+    learn in this run: its board changes only under --order stream."""
+    names = [n for n, s in plan.strategies.items() if s.curated == "board"]
+    if not names or plan.config.order == "stream" or plan.config.frozen_memory:
+        return None
+    return (
+        f"note: {', '.join(names)} change their board only under --order stream (concurrent "
+        "tasks would race on it): this run reads the board, asks no curator and learns nothing"
+    )
 
 
 def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:

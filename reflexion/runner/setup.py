@@ -39,7 +39,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.core.version import VERSION, newer
 from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
-from reflexion.strategies import RUN_MEMORY, Strategy, parse_strategies
+from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -98,6 +98,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         raise UsageError(msg)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
+    _check_curator(config, strategies, given)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
@@ -286,6 +287,24 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
         msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
         raise UsageError(msg)
     return env.actor
+
+
+def _check_curator(config: RunConfig, strategies: Sequence[Strategy], given: Injected) -> None:
+    """Refuse a --curator-model that could not be loaded or would write nothing, before
+    anything is written (a saved name would then bind the folder)."""
+    name = config.curator_model
+    if name is None or given.curator is not None:
+        return
+    from reflexion.models.registry import check_model_name
+
+    check_model_name(name, "--curator-model")
+    if config.model is None or given.actor is not None:
+        msg = f"--curator-model needs a model run (--model): {config.env}'s actor writes no memory"
+        raise UsageError(msg)
+    if not any(s.curated for s in strategies):
+        curated = ", ".join(s.name for s in STRATEGIES.values() if s.curated)
+        msg = f"--curator-model writes the memory of {curated}; none of these strategies asks one"
+        raise UsageError(msg)
 
 
 def _curator(config: RunConfig, given: Injected, loads: dict[str, float]) -> BaseChatModel | None:

@@ -50,6 +50,7 @@ class Strategy:
     run: Callable[[Trial], Awaitable[None]]
     memory: str | None = None
     help: str = ""
+    curated: str = ""  # what a curator (the distill role) writes: "board", "items"; "": none
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -70,15 +71,37 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),
         # learning across tasks (learns under --order stream: the tasks before are over)
         Strategy("exemplars", exemplars.run, RUN_MEMORY, help="solved tasks as worked examples"),
-        Strategy("insights", insights.run, RUN_MEMORY, help="a shared rule list with votes"),
-        Strategy("cheatsheet", cheatsheet.run, RUN_MEMORY, help="one sheet, rewritten per task"),
-        Strategy("bank", bank.run, RUN_MEMORY, help="items from successes and failures"),
+        Strategy(
+            "insights",
+            insights.run,
+            RUN_MEMORY,
+            help="a shared rule list with votes",
+            curated="board",
+        ),
+        Strategy(
+            "cheatsheet",
+            cheatsheet.run,
+            RUN_MEMORY,
+            help="one sheet, rewritten per task",
+            curated="board",
+        ),
+        Strategy(
+            "bank", bank.run, RUN_MEMORY, help="items from successes and failures", curated="items"
+        ),
         Strategy("skills", skills.run, RUN_MEMORY, help="verified programs, reused and checked"),
         Strategy("proactive", proactive.run, help="<refine> inside the answer (PASR, prompted)"),
         Strategy("reflexion+exemplars", exemplars.with_reflexion, RUN_MEMORY, help=_WITH),
-        Strategy("reflexion+insights", insights.with_reflexion, RUN_MEMORY, help=_WITH),
-        Strategy("reflexion+cheatsheet", cheatsheet.with_reflexion, RUN_MEMORY, help=_WITH),
-        Strategy("reflexion+bank", bank.with_reflexion, RUN_MEMORY, help=_WITH),
+        Strategy(
+            "reflexion+insights", insights.with_reflexion, RUN_MEMORY, help=_WITH, curated="board"
+        ),
+        Strategy(
+            "reflexion+cheatsheet",
+            cheatsheet.with_reflexion,
+            RUN_MEMORY,
+            help=_WITH,
+            curated="board",
+        ),
+        Strategy("reflexion+bank", bank.with_reflexion, RUN_MEMORY, help=_WITH, curated="items"),
         Strategy("reflexion+skills", skills.with_reflexion, RUN_MEMORY, help=_WITH),
     )
 }

@@ -36,6 +36,7 @@ from reflexion.strategies.learning import (
     Distill,
     Lessons,
     Request,
+    board_fixed,
     both,
     json_object,
     operation,
@@ -169,7 +170,7 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
-    if not isinstance(trial.actor, Distilling):
+    if not isinstance(trial.actor, Distilling) or board_fixed(trial, Kind.CHEATSHEET, episode):
         return
     board = await trial.board(Kind.CHEATSHEET, episode)
     call = await trial.ask(

@@ -37,6 +37,7 @@ from reflexion.strategies.learning import (
     Distill,
     Lessons,
     Request,
+    board_fixed,
     both,
     json_object,
     operation,
@@ -73,6 +74,10 @@ MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
 MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt must stay small
 NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
 RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malformed reply
+# A new rule at least this similar to one on the list (by the store's embedding model) is a
+# near-copy and is not added: the 1.5B curator re-adds its favourite rule in new words (on the
+# SQL stream, 7 of 7 rules became one rule about one question's table alias). As `bank`'s items.
+DISTINCT = 0.9
 
 
 def schema(board: Sequence[Reflection]) -> dict[str, Any]:
@@ -172,6 +177,8 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     failed = [a for a in attempts if not a.score.solved]
     if not failed or not isinstance(trial.actor, Distilling):
         return  # solved at once: nothing to compare
+    if board_fixed(trial, Kind.RULE, episode):
+        return
     board = await trial.board(Kind.RULE, episode)
     material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
@@ -189,7 +196,13 @@ RULES = Lessons(
     place="system",
     body=numbered,
     distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST)),
-    board=Board(most=MAX_RULES, chars=RULE_CHARS, new_votes=NEW_RULE_VOTES, drops_at_zero=True),
+    board=Board(
+        most=MAX_RULES,
+        chars=RULE_CHARS,
+        new_votes=NEW_RULE_VOTES,
+        drops_at_zero=True,
+        distinct=DISTINCT,
+    ),
 )
 DESIGN = Design(RULES, shown, learn)
 run, with_reflexion = both(DESIGN)

@@ -83,6 +83,7 @@ class Board:
     new_votes: int = 0  # a new lesson's votes
     drops_at_zero: bool = False  # a lesson voted down to 0 drops out
     one: bool = False  # the board is one text: this run's, or the newest inherited one
+    distinct: float | None = None  # an add this similar to a lesson on the board is skipped
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,16 @@ async def reflected(design: Design, trial: Trial) -> None:
         reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)
         await trial.remember(reflection, attempt)
     await design.learn(trial, attempts, attempts[-1].episode)
+
+
+def board_fixed(trial: Trial, kind: Kind, episode: int) -> bool:
+    """Whether this trial's board of `kind` cannot change (see Trial.boards_change). Then the
+    curator is not asked, since its reply could change nothing; the trace says so."""
+    if trial.boards_change:
+        return False
+    why = "the board changes only under --order stream, in a memory that is not frozen"
+    trial.note(episode, "not learned", why, {"kind": kind})
+    return True
 
 
 def both(design: Design) -> tuple[Callable[[Trial], Awaitable[None]], ...]:

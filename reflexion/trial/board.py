@@ -144,14 +144,8 @@ class Experience:
         scope = self.scope(lesson.episode + 1, Kind(lesson.kind))
         query = lesson.key or lesson.text
         hits = await asyncio.to_thread(self.memory.recall, query, scope, PEERS)
-        hits = [h for h in hits if h.reflection.key == lesson.key]
-        if not hits:
-            return None
-        texts = [lesson.text, *(h.reflection.text for h in hits)]
-        new, *kept = await asyncio.to_thread(embedder.embed, texts)
-        near = [Recalled(h.reflection, cosine(new, v)) for h, v in zip(hits, kept, strict=True)]
-        best = max(near, key=lambda r: r.similarity or 0.0)
-        return best if (best.similarity or 0.0) >= distinct else None
+        same = [h.reflection for h in hits if h.reflection.key == lesson.key]
+        return await self._near_copy(lesson.text, same, distinct)
 
     async def store(
         self, lesson: Reflection, twin: Recalled | None, data: dict[str, Any]
@@ -235,12 +229,27 @@ class Experience:
             return f"skipped add: the board holds {most} {kind}s"
         if any(r.text.casefold() == text.casefold() for r in board.values()):
             return "skipped add: the board holds this text already"
+        if twin := await self._near_copy(text, list(board.values()), rules(kind).distinct):
+            return f"skipped add: a near-copy of {twin.reflection.id} ({twin.similarity:.2f})"
         attempt = Attempt(episode, "", Score(0.0, False))  # made by a reply, not an answer
         rid = lesson_id(self._who(), episode, kind, n)
         lesson = self._lesson(kind, text, attempt, rid)
         lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes)
         board[rid] = lesson
         return await self._change(None, lesson, f"add {rid}")
+
+    async def _near_copy(
+        self, text: str, lessons: list[Reflection], distinct: float | None
+    ) -> Recalled | None:
+        """The lesson on the board most similar to `text`, if at least `distinct` similar by
+        the memory's embedding model; None without one, or with no bound."""
+        embedder = getattr(self.memory, "embedder", None)
+        if embedder is None or distinct is None or not lessons:
+            return None
+        new, *kept = await asyncio.to_thread(embedder.embed, [text, *(r.text for r in lessons)])
+        near = [Recalled(r, cosine(new, v)) for r, v in zip(lessons, kept, strict=True)]
+        best = max(near, key=lambda r: r.similarity or 0.0)
+        return best if (best.similarity or 0.0) >= distinct else None
 
     async def _change(self, before: Reflection | None, after: Reflection | None, note: str) -> str:
         """One change, traced with the lesson as it was (so a resume can undo it), then made."""

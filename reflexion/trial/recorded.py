@@ -24,6 +24,7 @@ from reflexion.core.protocols import (
     Env,
     Memory,
     Merging,
+    Revising,
 )
 from reflexion.core.records import (
     Attempt,
@@ -110,6 +111,11 @@ class RecordedTrial:
     def solved(self) -> bool:
         """Solved by the VISIBLE signal: the only one a strategy may act on."""
         return self.best is not None and self.best.score.solved
+
+    @property
+    def boards_change(self) -> bool:
+        s = self.settings
+        return s.order == "stream" and not s.frozen_memory and isinstance(self.memory, Revising)
 
     def answer_of(self, candidate: str) -> str:
         """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
