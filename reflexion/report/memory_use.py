@@ -356,9 +356,8 @@ WRITES_TEXT = (
     "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
     "near-duplicate), not kept (frozen memory, or a near-copy that was skipped), and the board "
     "changes (a rule added, edited, up- or downvoted, dropped at zero votes; a cheatsheet "
-    "rewritten). Edits skipped: board "
-    "edits that could not apply (a missing id, an empty text, a frozen memory, a board outside "
-    "--order stream). Replies unparsed: replies, or "
+    "rewritten). Edits skipped: board edits that could not apply (a missing id, an empty text, a "
+    "near-copy, a frozen memory, a board outside --order stream). Replies unparsed: replies, or "
     "lines of them, that were not in the expected form; they change nothing."
 )
 
