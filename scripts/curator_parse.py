@@ -129,8 +129,8 @@ async def main() -> int:
         if not (args.run / "trace.jsonl").is_file():
             msg = f"no trace.jsonl in {args.run}"
             raise UsageError(msg)
-        todo = list(attempts(args.run, args.limit))
-        done = saved(args.out, todo)
+        todo, run_id = list(attempts(args.run, args.limit)), run_id_of(args.run)
+        done = saved(args.out, todo, {"run": run_id, "model": args.model})
         model = load_model(args.model)
     except ReflexionError as exc:
         print(f"curator_parse: error: {exc}", file=sys.stderr)
@@ -151,8 +151,8 @@ async def main() -> int:
                 call = await actors[form].distill(task, kind, [attempt], board.shown())
                 used, why = apply(kind, form, board, call.output)
                 row = {"n": n, "task": task.id, "kind": kind, "form": form, "used": used}
-                row |= {"why": why, "tokens": call.output_tokens, "reply": call.output}
-                row |= {"seconds": round(time.perf_counter() - start, 1)}
+                row |= {"run": run_id, "model": args.model, "why": why, "reply": call.output}
+                row |= {"tokens": call.output_tokens, "seconds": time.perf_counter() - start}
                 rows.append(row)
                 with args.out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
@@ -161,9 +161,17 @@ async def main() -> int:
     return 0
 
 
-def saved(out: Path, todo: list[tuple[Task, Attempt]]) -> dict[tuple[int, str, str], Any]:
+def run_id_of(run: Path) -> str:
+    config = run / "config.json"
+    return str(json.loads(config.read_text()).get("run_id", "")) if config.is_file() else ""
+
+
+def saved(
+    out: Path, todo: list[tuple[Task, Attempt]], asked: dict[str, str]
+) -> dict[tuple[int, str, str], Any]:
     """OUT's replies by (attempt number, design, form); a UsageError for a file that is not
-    this script's, or whose replies were to another run's attempts (it would be replayed)."""
+    this script's, or whose replies were to another run's attempts or by another model (they
+    would be replayed as this one's). `asked`: this call's run id and model."""
     if not out.exists():
         return {}
     rows: dict[tuple[int, str, str], Any] = {}
@@ -180,6 +188,12 @@ def saved(out: Path, todo: list[tuple[Task, Attempt]]) -> dict[tuple[int, str, s
                 f"this run's is {todo[key[0]][0].id}): give another --out"
             )
             raise UsageError(msg)
+        for name, mine in asked.items():
+            if row.get(name, mine) != mine:  # rows written before these were recorded pass
+                msg = (
+                    f"{out} holds replies of {name} {row[name]!r}, not {mine!r}: give another --out"
+                )
+                raise UsageError(msg)
         rows[key] = row
     return rows
 

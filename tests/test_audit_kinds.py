@@ -189,3 +189,22 @@ def test_an_old_trace_without_board_texts_skips_what_changed_since(
     skipped = report.count("the recalled lessons were edited since the run")
     # the sheet was rewritten after every task, the last one too: no episode saw today's sheet
     assert total is not None and total[1] == "0" and skipped == int(total[2]) > 0
+
+
+def test_a_lesson_kept_out_of_the_prompt_by_memory_tokens_is_not_probed() -> None:
+    """Rerun without a lesson the prompt never held, an episode's prompt is the same: the probe
+    would cost two calls and count "same" as a measured effect."""
+    from reflexion.core.records import Step
+    from reflexion.curate.audit import recalls_in
+
+    def step(kind: str, data: dict[str, object]) -> Step:
+        return Step(f"x/{kind}", "run", "exemplars", "t1", 0, 2, kind, data=data)
+
+    hits = [{"id": "shown", "text": "a"}, {"id": "over", "text": "b"}]
+    steps = [
+        step("recall", {"hits": hits, "kind": "exemplar"}),
+        step("generate", {"over_bound": ["over"]}),
+        step("score", {"value": 0.5}),
+    ]
+    [recall] = recalls_in(steps)
+    assert recall.lessons == ("shown",) and recall.unshown == ("over",)

@@ -428,3 +428,26 @@ def test_a_skill_loses_one_vote_a_task_not_one_an_attempt(tmp_path: Path) -> Non
     [kept] = [s for s in steps if s["kind"] == "remember"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]
     assert revised == [f"downvote {kept['data']['id']}: 1 votes"]
+
+
+def test_a_skill_that_memory_tokens_kept_out_of_the_prompt_gets_no_vote(tmp_path: Path) -> None:
+    """The third puzzle recalls both skills, but --memory-tokens 10 has room for one (cut to
+    fit): its failure costs a vote only to the skill the model was shown."""
+    env = Game24Env.from_spec("3,seed=7")  # 3-3-3-6, 1-7-13-13, then 3-6-6-13
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(tmp_path / "r"),
+        episodes=1,
+        code_rounds=0,
+        embedder="hash-64",
+        order="stream",
+        memory_tokens=10,
+    )
+    run(config, env=env, model=scripted([solver, adapted, "Answer: 3 + 6 + 6 + 13"]))
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    [*_, third] = [s for s in steps if s["kind"] == "generate"]
+    [left_out] = third["data"]["over_bound"]
+    revised = [s["output"] for s in steps if s["kind"] == "revise"]
+    assert len(revised) == 2 and revised[1].startswith("downvote ") and left_out not in revised[1]

@@ -136,3 +136,37 @@ def test_memory_why_on_a_store_folder_says_it_needs_a_run_folder(
     capsys.readouterr()
     assert main(["memory", "why", str(run / "memory"), "q0", "2"]) == 2
     assert "no trace.jsonl in" in capsys.readouterr().err
+
+
+def test_a_frozen_bank_asks_no_curator_and_the_run_says_so(tmp_path: Path) -> None:
+    import asyncio
+
+    from conftest import KeywordEnv, scripted
+
+    from reflexion import RunConfig, arun
+
+    config = RunConfig(
+        env="keywords", strategies=("bank",), out=str(tmp_path / "r"), episodes=1,
+        embedder="hash-64", order="stream", frozen_memory=True,
+    )  # fmt: skip
+    echoed: list[str] = []
+    model = scripted(["apple", "cloud"])  # the answers only: a curator call would fail the run
+    asyncio.run(arun(config, model=model, env=KeywordEnv(), report=False, echo=echoed.append))
+    kinds = [json.loads(line)["kind"] for line in (tmp_path / "r" / "trace.jsonl").open()]
+    assert "distill" not in kinds and kinds.count("not learned") == 2
+    assert "note: the memory is frozen, so bank ask no curator" in "\n".join(echoed)
+
+
+def test_a_folder_run_with_a_curator_model_resumes_with_another_arm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The curator checks apply to a new folder only: a folder already bound to a
+    --curator-model takes an arm that asks no curator, as any resume adds an arm."""
+    out = ["--out", str(tmp_path / "r"), "--tasks", "1", "--episodes", "1", *FAST]
+    model = ["--model", "python:reflexion.models.fake:FixedChatModel"]
+    curator = ["--curator-model", "python:reflexion.models.fake:FixedChatModel"]
+    assert main(["run", "--env", "sql:2", "--strategy", "insights", *model, *curator, *out]) == 0
+    capsys.readouterr()
+    assert main(["run", "--env", "sql:2", "--strategy", "single", *model, *curator, *out]) == 0
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["strategies"] == ["insights", "single"]

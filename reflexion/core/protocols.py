@@ -311,6 +311,11 @@ class Trial(Protocol):
         would race on one board), with a memory that revises and is not frozen."""
         ...
 
+    @property
+    def stores(self) -> bool:
+        """Whether `keep` can store here: a memory that is not frozen."""
+        ...
+
     def answer_of(self, candidate: str) -> str:
         """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
         ...

@@ -104,11 +104,14 @@ class Recall:
     shown: tuple[Shown, ...]  # the episode's recall steps before its first generate, in order
     score: float
     sample: int = 0  # the generate's sample number (best-of-N: n > 0 was sampled, seeded by n)
+    unshown: tuple[str, ...] = ()  # recalled, but over --memory-tokens: not in the prompt
 
     @property
     def lessons(self) -> tuple[str, ...]:
-        """Every lesson id shown, in the order recalled (each once)."""
-        return tuple(dict.fromkeys(i for group in self.shown for i in group.ids))
+        """Every lesson id in the prompt, in the order recalled (each once): one recalled but
+        left out by --memory-tokens is not probed, since its absence changes no prompt."""
+        ids = (i for group in self.shown for i in group.ids if i not in self.unshown)
+        return tuple(dict.fromkeys(ids))
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,8 @@ def recalls_in(steps: Sequence[Step]) -> list[Recall]:
         )
         value, sample = float(score.data.get("value", 0.0)), int(asked.data.get("sample", 0))
         where = (recalls[0].run_id, strategy, task_id, seed, episode)
-        found.append(Recall(*where, shown, value, sample))
+        unshown = tuple(str(i) for i in asked.data.get("over_bound", ()))
+        found.append(Recall(*where, shown, value, sample, unshown))
     return found
 
 

@@ -82,14 +82,18 @@ async def execute(
 
 
 def _fixed_boards(plan: Prepared) -> str | None:
-    """A note when a strategy whose curator writes a board (the rules, the cheatsheet) cannot
-    learn in this run: its board changes only under --order stream."""
-    names = [n for n, s in plan.strategies.items() if s.curated == "board"]
-    if not names or plan.config.order == "stream" or plan.config.frozen_memory:
+    """A note when a strategy whose memory a curator writes asks none in this run: with frozen
+    memory (nothing is kept), or, for a board (the rules, the sheet), outside --order stream."""
+    frozen, stream = plan.config.frozen_memory, plan.config.order == "stream"
+    kinds = ("board", "items") if frozen else () if stream else ("board",)
+    names = ", ".join(n for n, s in plan.strategies.items() if s.curated in kinds)
+    if not names:
         return None
+    if frozen:
+        return f"note: the memory is frozen, so {names} ask no curator and keep what they read"
     return (
-        f"note: {', '.join(names)} change their board only under --order stream (concurrent "
-        "tasks would race on it): this run reads the board, asks no curator and learns nothing"
+        f"note: {names} change their board only under --order stream (concurrent tasks would "
+        "race on it): here they read it as it is and ask no curator"
     )
 
 

@@ -98,13 +98,14 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         raise UsageError(msg)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
-    _check_curator(config, strategies, given)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
     backends = backends_of(config, strategies, given.memory)
     files = [f for name in set(backends.values()) for f in get_backend(name).files]
     folder.check_writable(files)
+    if folder.load_config() is None:  # a folder run before keeps its settings, so it resumes
+        _check_curator(config, strategies, given)
     config, saved = bind_folder(folder, config)
     if isinstance(env, SandboxedEnv) and callable(env.sandbox) and "sandbox" not in saved:
         saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
@@ -290,8 +291,8 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
 
 
 def _check_curator(config: RunConfig, strategies: Sequence[Strategy], given: Injected) -> None:
-    """Refuse a --curator-model that could not be loaded or would write nothing, before
-    anything is written (a saved name would then bind the folder)."""
+    """Refuse, for a new folder, a --curator-model that could not be loaded or would write
+    nothing, before anything is written (a saved name would then bind the folder)."""
     name = config.curator_model
     if name is None or given.curator is not None:
         return

@@ -32,6 +32,7 @@ from reflexion.strategies.learning import (
     Request,
     both,
     bulleted,
+    cannot_learn,
     json_object,
     reason_and,
 )
@@ -158,7 +159,7 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
-    if not isinstance(trial.actor, Distilling):
+    if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.ITEM, episode, False):
         return
     last = attempts[-1]
     call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, [last], []), episode)

@@ -36,8 +36,8 @@ from reflexion.strategies.learning import (
     Distill,
     Lessons,
     Request,
-    board_fixed,
     both,
+    cannot_learn,
     json_object,
     operation,
     reason_and,
@@ -170,7 +170,7 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
-    if not isinstance(trial.actor, Distilling) or board_fixed(trial, Kind.CHEATSHEET, episode):
+    if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.CHEATSHEET, episode):
         return
     board = await trial.board(Kind.CHEATSHEET, episode)
     call = await trial.ask(

@@ -37,8 +37,8 @@ from reflexion.strategies.learning import (
     Distill,
     Lessons,
     Request,
-    board_fixed,
     both,
+    cannot_learn,
     json_object,
     operation,
     reason_and,
@@ -177,7 +177,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     failed = [a for a in attempts if not a.score.solved]
     if not failed or not isinstance(trial.actor, Distilling):
         return  # solved at once: nothing to compare
-    if board_fixed(trial, Kind.RULE, episode):
+    if cannot_learn(trial, Kind.RULE, episode):
         return
     board = await trial.board(Kind.RULE, episode)
     material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reflexion.core.protocols import Trial
-from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
+from reflexion.core.records import Attempt, Call, Kind, Recalled, Reflection, Task
 
 REASON_CHARS = 300  # a curator's reason: a sentence or two, before its operations
 Place = Literal["system", "before_task", "after_task"]  # a block's place in a prompt
@@ -166,7 +166,7 @@ async def sampled(design: Design, trial: Trial) -> None:
         call = await trial.ask(trial.actor.generate(trial.task, memory, sample=sample), episode)
         attempts.append(await trial.attempt(call, episode))
         if design.reused is not None:
-            await design.reused(trial, memory, attempts[-1])
+            await design.reused(trial, in_prompt(memory, call), attempts[-1])
         if trial.solved:
             break
     await design.learn(trial, attempts, attempts[-1].episode)
@@ -181,7 +181,7 @@ async def reflected(design: Design, trial: Trial) -> None:
         attempt = await trial.attempt(call, episode)
         attempts.append(attempt)
         if design.reused is not None:
-            await design.reused(trial, shown, attempt)
+            await design.reused(trial, in_prompt(shown, call), attempt)
         if trial.solved or episode == trial.budget:
             break
         reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)
@@ -189,12 +189,20 @@ async def reflected(design: Design, trial: Trial) -> None:
     await design.learn(trial, attempts, attempts[-1].episode)
 
 
-def board_fixed(trial: Trial, kind: Kind, episode: int) -> bool:
-    """Whether this trial's board of `kind` cannot change (see Trial.boards_change). Then the
-    curator is not asked, since its reply could change nothing; the trace says so."""
-    if trial.boards_change:
+def in_prompt(shown: list[Recalled], call: Call) -> list[Recalled]:
+    """The lessons shown that reached the prompt (--memory-tokens may leave some out)."""
+    return [r for r in shown if r.reflection.id not in call.left_out]
+
+
+def cannot_learn(trial: Trial, kind: Kind, episode: int, board: bool = True) -> bool:
+    """Whether what a curator would write cannot be kept here: a board changes only under
+    --order stream, in a memory that is not frozen (Trial.boards_change); items are kept by any
+    memory that is not frozen (Trial.stores). Then no curator is asked; the trace says why."""
+    if trial.boards_change if board else trial.stores:
         return False
-    why = "the board changes only under --order stream, in a memory that is not frozen"
+    why = "the memory is frozen"
+    if board:
+        why = "the board changes only under --order stream, in a memory that is not frozen"
     trial.note(episode, "not learned", why, {"kind": kind})
     return True
 

@@ -117,6 +117,10 @@ class RecordedTrial:
         s = self.settings
         return s.order == "stream" and not s.frozen_memory and isinstance(self.memory, Revising)
 
+    @property
+    def stores(self) -> bool:
+        return self.memory is not None and not self.settings.frozen_memory
+
     def answer_of(self, candidate: str) -> str:
         """The part of a reply the env's check reads (see AnsweringEnv); else the reply."""
         env = self.env
