@@ -119,6 +119,11 @@ def test_curator_parse_refuses_another_runs_replies_and_a_bad_model(tmp_path: Pa
     out.write_text(json.dumps(row | {"why": "", "tokens": 1, "reply": "{}"}) + "\n")
     done = script("curator_parse.py", str(run), "--out", str(out), "--limit", "1")
     assert done.returncode == 2 and "holds replies to another run's attempts" in done.stderr
+    first = next(s for s in map(json.loads, (run / "trace.jsonl").open()) if s["kind"] == "score")
+    other = row | {"task": first["task_id"], "model": "another-model", "reply": "{}"}
+    out.write_text(json.dumps(other) + "\n")  # the same run's attempt, another model's reply
+    done = script("curator_parse.py", str(run), "--out", str(out), "--limit", "1")
+    assert done.returncode == 2 and "holds replies of model 'another-model'" in done.stderr
     out.write_text("not json\n")
     done = script("curator_parse.py", str(run), "--out", str(out))
     assert done.returncode == 2 and "line 1 is not a reply this script wrote" in done.stderr
