@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import scripted
@@ -23,6 +24,7 @@ from envs.game24.puzzles import counts, cuts, difficulty, solvable, ways
 from envs.registry import make_env
 from reflexion.cli import main
 from reflexion.core.protocols import CodeRunningEnv, Env, SandboxedEnv
+from reflexion.core.records import TaskResult
 from reflexion.runner.config import RunConfig
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
@@ -386,21 +388,30 @@ def test_skills_keep_a_verified_program_show_it_and_retire_it_when_reuse_keeps_f
     assert [c.before.votes for c in history if c.before] == [2, 1]
 
 
-def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
-    env = Game24Env.from_spec("2,seed=7")  # 3-3-3-6, then 1-7-13-13
-    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
-    adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
+def skills_stream(
+    tmp_path: Path, puzzles: str, replies: list[str], episodes: int = 1, **more: Any
+) -> tuple[list[TaskResult], list[dict[str, Any]]]:
+    """`skills` over a stream of `puzzles` (a game24 spec), no code rounds: its results and
+    its trace's steps."""
     config = RunConfig(
         strategies=("skills",),
         out=str(tmp_path / "r"),
-        episodes=1,
+        episodes=episodes,
         code_rounds=0,
         embedder="hash-64",
         order="stream",
+        **more,
     )
-    results = run(config, env=env, model=scripted([solver, adapted]))
-    assert all(r.final_passed for r in results)
+    results = run(config, env=Game24Env.from_spec(puzzles), model=scripted(replies))
     steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    return results, steps
+
+
+def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
+    results, steps = skills_stream(tmp_path, "2,seed=7", [solver, adapted])  # 3-3-3-6, 1-7-13-13
+    assert all(r.final_passed for r in results)
     first, second = [s for s in steps if s["kind"] == "remember"]  # both solved: both kept
     assert adapted in second["output"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]
@@ -410,21 +421,10 @@ def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
 def test_a_skill_loses_one_vote_a_task_not_one_an_attempt(tmp_path: Path) -> None:
     """Three failed attempts at one hard puzzle with a skill shown cost it one vote, not three:
     the retries of one task do not retire a skill."""
-    env = Game24Env.from_spec("2,seed=7")  # 3-3-3-6, then 1-7-13-13
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     wrong = ["Answer: 1 + 7 + 13 + 13"] * 3
-    model = scripted([solver, *wrong])
-    config = RunConfig(
-        strategies=("skills",),
-        out=str(tmp_path / "r"),
-        episodes=3,
-        code_rounds=0,
-        embedder="hash-64",
-        order="stream",
-    )
-    results = {r.task_id: r for r in run(config, env=env, model=model)}
-    assert results["game24/1-7-13-13"].attempts == 3
-    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    results, steps = skills_stream(tmp_path, "2,seed=7", [solver, *wrong], episodes=3)
+    assert {r.task_id: r for r in results}["game24/1-7-13-13"].attempts == 3
     [kept] = [s for s in steps if s["kind"] == "remember"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]
     assert revised == [f"downvote {kept['data']['id']}: 1 votes"]
@@ -433,20 +433,10 @@ def test_a_skill_loses_one_vote_a_task_not_one_an_attempt(tmp_path: Path) -> Non
 def test_a_skill_that_memory_tokens_kept_out_of_the_prompt_gets_no_vote(tmp_path: Path) -> None:
     """The third puzzle recalls both skills, but --memory-tokens 10 has room for one (cut to
     fit): its failure costs a vote only to the skill the model was shown."""
-    env = Game24Env.from_spec("3,seed=7")  # 3-3-3-6, 1-7-13-13, then 3-6-6-13
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
-    config = RunConfig(
-        strategies=("skills",),
-        out=str(tmp_path / "r"),
-        episodes=1,
-        code_rounds=0,
-        embedder="hash-64",
-        order="stream",
-        memory_tokens=10,
-    )
-    run(config, env=env, model=scripted([solver, adapted, "Answer: 3 + 6 + 6 + 13"]))
-    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    replies = [solver, adapted, "Answer: 3 + 6 + 6 + 13"]  # 3-3-3-6, 1-7-13-13, then 3-6-6-13
+    _, steps = skills_stream(tmp_path, "3,seed=7", replies, memory_tokens=10)
     [*_, third] = [s for s in steps if s["kind"] == "generate"]
     [left_out] = third["data"]["over_bound"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,25 +132,32 @@ def test_why_shows_the_query_the_recalled_the_cut_off_and_what_followed(
     assert "no recall of task 'q2' at episode 9" in err
 
 
-def test_each_lesson_is_credited_with_what_followed_its_recalls(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def credited(tmp_path: Path, **more: Any) -> dict[str, tuple[str, Any]]:
+    """Reflexion on one keywords task over 3 episodes, reflecting L1 then L2: each lesson's
+    id and credit, by its text. Episode 1 scores 0.5; episode 2 ("nothing") 0; episode 3
+    ("apple river") 1, unless its prompt is episode 2's again (the cached answer)."""
     from conftest import KeywordEnv, scripted
     from running import RunConfig, run
 
     from memory.chroma.store import ChromaMemory
-    from reflexion.core.curation import Credit
 
-    # episode 1 scores 0.5; with L1 recalled, episode 2 scores 0 (fell: L1 hurt); with L1 and
-    # L2 recalled, episode 3 scores 1 (rose: both helped)
     model = scripted(["apple", "L1: say more words", "nothing", "L2: say both", "apple river"])
     config = RunConfig(
         env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
-        tasks=1, embedder="hash-64",
+        tasks=1, embedder="hash-64", **more,
     )  # fmt: skip
     run(config, model=model, env=KeywordEnv())
     with ChromaMemory.open(tmp_path / "r" / "memory") as m:
-        by_text = {r.text: m.credits()[r.id] for r in m.reflections()}
+        return {r.text: (r.id, m.credits()[r.id]) for r in m.reflections()}
+
+
+def test_each_lesson_is_credited_with_what_followed_its_recalls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reflexion.core.curation import Credit
+
+    # with L1 recalled, episode 2 fell (L1 hurt); with L1 and L2, episode 3 rose (both helped)
+    by_text = {text: credit for text, (_, credit) in credited(tmp_path).items()}
     assert by_text == {
         "L1: say more words": Credit(recalls=2, helped=1, hurt=1, same=0),
         "L2: say both": Credit(recalls=1, helped=1, hurt=0, same=0),
@@ -161,24 +169,12 @@ def test_each_lesson_is_credited_with_what_followed_its_recalls(
 def test_a_lesson_that_memory_tokens_kept_out_of_the_prompt_is_not_credited(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conftest import KeywordEnv, scripted
-    from running import RunConfig, run
-
-    from memory.chroma.store import ChromaMemory
     from reflexion.core.curation import Credit
 
     # --memory-tokens 5 holds 20 characters: L1 (18) fits, L2 (12) does not fit beside it. So
     # episode 3's prompt is episode 2's again (the model's answer too), and only L1 was shown
-    model = scripted(["apple", "L1: say more words", "nothing", "L2: say both", "apple river"])
-    config = RunConfig(
-        env="keywords", strategies=("reflexion",), out=str(tmp_path / "r"), episodes=3,
-        tasks=1, embedder="hash-64", memory_tokens=5,
-    )  # fmt: skip
-    run(config, model=model, env=KeywordEnv())
-    with ChromaMemory.open(tmp_path / "r" / "memory") as m:
-        by_text = {r.text: m.credits()[r.id] for r in m.reflections()}
-        l2 = next(r.id for r in m.reflections() if r.text == "L2: say both")
-    assert by_text == {
+    lessons = credited(tmp_path, memory_tokens=5)
+    assert {text: credit for text, (_, credit) in lessons.items()} == {
         "L1: say more words": Credit(recalls=2, helped=0, hurt=1, same=1),
         "L2: say both": Credit(recalls=0, helped=0, hurt=0, same=0),
     }
@@ -186,7 +182,7 @@ def test_a_lesson_that_memory_tokens_kept_out_of_the_prompt_is_not_credited(
     marked = [
         line for line in why.splitlines() if "(not in the prompt: over --memory-tokens)" in line
     ]
-    assert len(marked) == 1 and l2 in marked[0]
+    assert len(marked) == 1 and lessons["L2: say both"][0] in marked[0]
 
 
 def test_a_vague_reflection_is_stored_with_a_flag_saying_why(

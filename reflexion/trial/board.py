@@ -164,6 +164,12 @@ class Experience:
         await asyncio.to_thread(self.memory.add, [lesson])
         return lesson
 
+    @property
+    def boards_change(self) -> bool:
+        """Whether `revise` can change a board (see Trial.boards_change)."""
+        s = self.settings
+        return s.order == "stream" and not s.frozen_memory and isinstance(self.memory, Revising)
+
     async def revise(
         self,
         kind: Kind,
@@ -176,12 +182,11 @@ class Experience:
         if self.memory is None:
             return []
         self.episode_now = episode
-        frozen, stream = self.settings.frozen_memory, self.settings.order == "stream"
-        if frozen or not stream or not isinstance(self.memory, Revising):
+        if not self.boards_change:
             why = "the memory cannot revise"
-            if not stream:  # concurrent tasks would race on one board
+            if self.settings.order != "stream":  # concurrent tasks would race on one board
                 why = "a board changes only under --order stream"
-            if frozen:
+            if self.settings.frozen_memory:
                 why = "frozen memory"
             notes = [f"skipped {e.op}: {why}" for e in edits]
         else:

@@ -24,7 +24,6 @@ from reflexion.core.protocols import (
     Env,
     Memory,
     Merging,
-    Revising,
 )
 from reflexion.core.records import (
     Attempt,
@@ -114,8 +113,7 @@ class RecordedTrial:
 
     @property
     def boards_change(self) -> bool:
-        s = self.settings
-        return s.order == "stream" and not s.frozen_memory and isinstance(self.memory, Revising)
+        return self.experience.boards_change
 
     @property
     def stores(self) -> bool:
