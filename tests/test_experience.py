@@ -528,3 +528,24 @@ def test_insights_does_not_add_a_near_copy_of_a_rule_on_its_list(tmp_path: Path)
     [_, second] = [s["output"] for s in steps(folder, "revised")]
     assert second.startswith("skipped add: a near-copy of ") and "(0.93)" in second
     assert second.splitlines()[1].startswith("add ")
+
+
+def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
+    tmp_path: Path,
+) -> None:
+    """As ExpeL turns such an EDIT into an AGREE: an edit that rewrites rule 2 into a near-copy
+    of rule 1 upvotes rule 1 and leaves rule 2 as it was, so the list never holds one rule in
+    two wordings (on the SQL stream, edits made 7 of 9 rules one sentence)."""
+    first = ops(
+        {"op": "add", "text": "Use every word in the list."},
+        {"op": "add", "text": "Check the spelling of each word before you answer."},
+    )
+    again = ops({"op": "edit", "rule": 2, "text": "Always use every word in the list."})
+    _, _, folder = json_stream(tmp_path, "insights", ["apple", first, "cloud", again], episodes=1)
+    rules = {r.text: r.votes for r in stored(folder) if r.kind == "rule"}
+    assert rules == {
+        "Use every word in the list.": 3,
+        "Check the spelling of each word before you answer.": 2,
+    }
+    [_, second] = [s["output"] for s in steps(folder, "revised")]
+    assert second.startswith("upvote ") and "restated it, 0.93)" in second

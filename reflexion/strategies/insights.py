@@ -75,8 +75,10 @@ MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt mus
 NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
 RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malformed reply
 # A new rule at least this similar to one on the list (by the store's embedding model) is a
-# near-copy and is not added: the 1.5B curator re-adds its favourite rule in new words (on the
-# SQL stream, 7 of 7 rules became one rule about one question's table alias). As `bank`'s items.
+# near-copy and is not added, and an edit that makes one rule a near-copy of another upvotes
+# that other rule instead (ExpeL turns such an EDIT into an AGREE): the 1.5B curator re-adds
+# and rewrites its favourite rule in new words (on the SQL stream, 7 of 9 rules became one rule
+# about one question's table alias). As `bank`'s items.
 DISTINCT = 0.9
 
 

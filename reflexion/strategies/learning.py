@@ -83,7 +83,9 @@ class Board:
     new_votes: int = 0  # a new lesson's votes
     drops_at_zero: bool = False  # a lesson voted down to 0 drops out
     one: bool = False  # the board is one text: this run's, or the newest inherited one
-    distinct: float | None = None  # an add this similar to a lesson on the board is skipped
+    # an add this similar to a lesson on the board is skipped; an edit this similar to another
+    # lesson is an upvote of that lesson (as ExpeL turns such an EDIT into an AGREE)
+    distinct: float | None = None
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,12 @@ class Experience:
         text = edit.text.strip() if edit.op in ("edit", "replace") else target.text
         if unfit := _unfit(text, rules(kind)):
             return f"skipped {edit.op} {target.id}: {unfit}"
+        if edit.op == "edit" and (twin := await self._restates(text, target, board, kind)):
+            # as ExpeL: an edit that restates another rule agrees with that rule, and the list
+            # keeps both rules as they were (no second copy)
+            agree = BoardEdit("upvote", twin.reflection.id, "")
+            note = await self._apply(kind, agree, board, episode, n)
+            return f"{note} (edit {target.id} restated it, {twin.similarity or 0:.2f})"
         after = dataclasses.replace(target, text=text, votes=votes)
         if text != target.text:  # new words: checked again, against the task it was edited on
             after = dataclasses.replace(after, flag=vague(text, self.task.prompt, ""))
@@ -242,6 +248,19 @@ class Experience:
         lesson = dataclasses.replace(lesson, votes=rules(kind).new_votes)
         board[rid] = lesson
         return await self._change(None, lesson, f"add {rid}")
+
+    async def _restates(
+        self, text: str, target: Reflection, board: dict[str, Reflection], kind: Kind
+    ) -> Recalled | None:
+        """Another lesson on the board that `text`, an edit of `target`, copies or nearly copies
+        (None: none, or the board's rules ask for no such check)."""
+        distinct = rules(kind).distinct
+        others = [r for r in board.values() if r.id != target.id]
+        if distinct is None:
+            return None
+        if same := next((r for r in others if r.text.casefold() == text.casefold()), None):
+            return Recalled(same, 1.0)
+        return await self._near_copy(text, others, distinct)
 
     async def _near_copy(
         self, text: str, lessons: list[Reflection], distinct: float | None
