@@ -87,7 +87,11 @@ def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
 
 
 def apply_rule(board: Board, op: str, target: str | None, text: str) -> None:
-    if op == "add" and len(board.lessons) < designs.insights.MAX_RULES:
+    # as a run, but copies by their text alone (a run also catches 0.9-similar ones by embedding)
+    same = next((r for r in board.lessons if text and r.text.casefold() == text.casefold()), None)
+    if op == "edit" and same is not None and same.id != target:  # restates another: upvotes it
+        op, target, text = "upvote", same.id, ""
+    if op == "add" and same is None and len(board.lessons) < designs.insights.MAX_RULES:
         board.lessons.append(lesson(len(board.lessons) + 100, text, Kind.RULE, 2))
         return
     for i, r in enumerate(board.lessons):

@@ -548,4 +548,8 @@ def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
         "Check the spelling of each word before you answer.": 2,
     }
     [_, second] = [s["output"] for s in steps(folder, "revised")]
-    assert second.startswith("upvote ") and "restated it, 0.93)" in second
+    assert second.startswith("upvote ") and "(restated by an edit of " in second
+    assert second.endswith(", 0.93)")  # the rule's history says why it gained the vote
+    assert main(["report", str(folder)]) == 0  # and the report counts it apart
+    writes = json.loads((folder / "comparison.json").read_text())["memory"]["writes"]
+    assert writes[0]["kinds"] == {"rule": {"added": 2, "upvoted (restated by an edit)": 1}}

@@ -175,3 +175,26 @@ def test_a_folder_run_with_a_curator_model_resumes_with_another_arm(
     assert main(["run", "--env", "sql:2", "--strategy", "single", *model, *curator, *out]) == 0
     config = json.loads((tmp_path / "r" / "config.json").read_text())
     assert config["strategies"] == ["insights", "single"]
+
+
+def test_curator_parse_keeps_its_rule_list_as_a_run_does() -> None:
+    """The script shows each reply the list the earlier replies left: an add of a rule's text
+    again is refused, and an edit that copies another rule upvotes that rule, as in a run."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "curator_parse.py"
+    spec = importlib.util.spec_from_file_location("curator_parse", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["curator_parse"] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    board = module.Board()
+    for text in ("Use every word.", "Check spelling.", "use every word."):
+        module.apply_rule(board, "add", None, text)
+    [first, second] = board.lessons
+    module.apply_rule(board, "edit", second.id, "USE every word.")
+    assert [(r.text, r.votes) for r in board.lessons] == [
+        ("Use every word.", 3),
+        ("Check spelling.", 2),
+    ]

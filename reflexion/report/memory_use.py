@@ -36,9 +36,8 @@ class RoleUse(Record):
 
 @dataclass(frozen=True)
 class Refining(Record):
-    """How one strategy's answers revised themselves (`<refine>`, the proactive format): of the
-    answers with a draft before their first refine, how the final verdict compares with the
-    draft's (both held-out)."""
+    """How one strategy's answers revised themselves (`<refine>`, the proactive format): for an
+    answer with a draft before its first refine, the final held-out verdict against the draft's."""
 
     strategy: str
     answers: int
@@ -228,12 +227,11 @@ EDITED = {
 
 
 def _edited(note: str) -> str:
-    """What a revise step did, from its note ("upvote r1: 3 votes", "downvote r1: 0 votes,
-    dropped")."""
+    """What a revise step did, from its note ("upvote r1: 3 votes", "... 0 votes, dropped")."""
     if note.rstrip().endswith("dropped"):
         return "dropped"
-    op = note.split(" ", 1)[0]
-    return EDITED.get(op, op)
+    op = note.split(" ", 1)[0]  # insights: an edit that copied a rule upvotes it, "restated by"
+    return EDITED.get(op, op) + (" (restated by an edit)" if "(restated by" in note else "")
 
 
 ROLE_COLUMNS = ("strategy", "role", "calls", "prompt tokens", "memory", "cached")
@@ -355,10 +353,11 @@ WRITES_TITLE = "Memory written"
 WRITES_TEXT = (
     "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
     "near-duplicate), not kept (frozen memory, or a near-copy that was skipped), and the board "
-    "changes (a rule added, edited, up- or downvoted, dropped at zero votes; a cheatsheet "
-    "rewritten). Edits skipped: board edits that could not apply (a missing id, an empty text, a "
-    "near-copy, a frozen memory, a board outside --order stream). Replies unparsed: replies, or "
-    "lines of them, that were not in the expected form; they change nothing."
+    "changes (a rule added, edited, up- or downvoted, dropped at zero votes; an edit that "
+    "restated another rule upvotes that rule; a cheatsheet rewritten). Edits skipped: board "
+    "edits that could not apply (a missing id, an empty text, a near-copy, a frozen memory, a "
+    "board outside --order stream). Replies unparsed: replies, or lines of them, that were not "
+    "in the expected form; they change nothing."
 )
 
 

@@ -197,7 +197,13 @@ class Experience:
         return notes
 
     async def _apply(
-        self, kind: Kind, edit: BoardEdit, board: dict[str, Reflection], episode: int, n: int
+        self,
+        kind: Kind,
+        edit: BoardEdit,
+        board: dict[str, Reflection],
+        episode: int,
+        n: int,
+        why: str = "",
     ) -> str:
         target = board.get(edit.target or "")
         if edit.op == "replace":
@@ -218,8 +224,8 @@ class Experience:
             # as ExpeL: an edit that restates another rule agrees with that rule, and the list
             # keeps both rules as they were (no second copy)
             agree = BoardEdit("upvote", twin.reflection.id, "")
-            note = await self._apply(kind, agree, board, episode, n)
-            return f"{note} (edit {target.id} restated it, {twin.similarity or 0:.2f})"
+            why = f" (restated by an edit of {target.id}, {twin.similarity or 0:.2f})"
+            return await self._apply(kind, agree, board, episode, n, why)
         after = dataclasses.replace(target, text=text, votes=votes)
         if text != target.text:  # new words: checked again, against the task it was edited on
             after = dataclasses.replace(after, flag=vague(text, self.task.prompt, ""))
@@ -227,7 +233,7 @@ class Experience:
             board.pop(target.id)  # a later line of the same reply cannot bring it back
             return await self._change(target, None, f"{edit.op} {target.id}: 0 votes, dropped")
         board[target.id] = after
-        return await self._change(target, after, f"{edit.op} {target.id}: {votes} votes")
+        return await self._change(target, after, f"{edit.op} {target.id}: {votes} votes{why}")
 
     async def _add(
         self, kind: Kind, text: str, board: dict[str, Reflection], episode: int, n: int
