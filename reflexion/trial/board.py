@@ -26,7 +26,7 @@ import dataclasses
 import hashlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,7 +244,7 @@ class Experience:
         mine = [r for r in board.values() if r.run_id == self.settings.run_id]
         if most is not None and len(mine) >= most:
             return f"skipped add: the board holds {most} {kind}s"
-        if any(r.text.casefold() == text.casefold() for r in board.values()):
+        if _same_text(text, board.values()):
             return "skipped add: the board holds this text already"
         if twin := await self._near_copy(text, list(board.values()), rules(kind).distinct):
             return f"skipped add: a near-copy of {twin.reflection.id} ({twin.similarity:.2f})"
@@ -260,11 +260,10 @@ class Experience:
     ) -> Recalled | None:
         """Another lesson on the board that `text`, an edit of `target`, copies or nearly copies
         (None: none, or the board's rules ask for no such check)."""
-        distinct = rules(kind).distinct
-        others = [r for r in board.values() if r.id != target.id]
-        if distinct is None:
+        if (distinct := rules(kind).distinct) is None:
             return None
-        if same := next((r for r in others if r.text.casefold() == text.casefold()), None):
+        others = [r for r in board.values() if r.id != target.id]
+        if same := _same_text(text, others):
             return Recalled(same, 1.0)
         return await self._near_copy(text, others, distinct)
 
@@ -320,6 +319,11 @@ class Experience:
 def rules(kind: Kind) -> Board:
     """The rules of the board of `kind`, as its design's module sets them (none: no limits)."""
     return board_rules(kind) or Board()
+
+
+def _same_text(text: str, lessons: Iterable[Reflection]) -> Reflection | None:
+    """The lesson whose text is `text`, case aside (None: none)."""
+    return next((r for r in lessons if r.text.casefold() == text.casefold()), None)
 
 
 def _unfit(text: str, rules: Board) -> str:
