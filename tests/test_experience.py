@@ -5,6 +5,7 @@ the next task is shown, what a malformed reply does, and that the held-out signa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -385,7 +386,7 @@ def test_insights_under_json_applies_operations_and_records_an_unparsed_reply(
 
 
 def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """ACE's curation: bullets added, edited and removed by number; an operation naming a bullet
     that is not there is skipped and said, the others applied."""
@@ -400,9 +401,13 @@ def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
     assert "look through it for a strategy" in prompts[2]  # DC's usage instruction
     [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
     assert sheet.text == "[1] Use each word once."
-    [skipped] = steps(folder, "unparsed")
-    assert "'bullet': 7" in skipped["output"]
+    [skipped] = steps(folder, "skipped")  # the reply was read: skipped, not unparsed
+    assert skipped["output"].startswith("skipped edit, no such bullet: {'op': 'edit', 'bullet': 7")
+    assert steps(folder, "unparsed") == []
     assert main(["memory", "history", str(folder), sheet.id]) == 0
+    assert main(["report", str(folder)]) == 0
+    printed = capsys.readouterr().out  # 1 operation skipped, 0 replies unparsed
+    assert re.search(r"cheatsheet  cheatsheet: 1 added, 1 rewritten\s+1\s+0\n", printed)
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:

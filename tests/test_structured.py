@@ -96,3 +96,76 @@ def test_the_local_model_replies_with_exactly_the_schema_s_object() -> None:
     assert set(json.loads(reply.text)) == set(FIELDS)
     call = asyncio.run(ChatActor(model, reflection="structured").reflect(task, failed))
     assert call.error is None and call.output.startswith("Diagnosis: "), call.output
+
+
+def widest(schema: dict) -> object:
+    """The largest value `schema` admits: every string at its maxLength (of a character that
+    takes an escape in JSON no more than any other), every array at its maxItems, the largest
+    branch of an anyOf."""
+    if "anyOf" in schema:
+        return max((widest(s) for s in schema["anyOf"]), key=lambda v: len(json.dumps(v)))
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if kind == "string":
+        return "x" * schema["maxLength"]
+    if kind == "integer":
+        return schema.get("maximum", 10**12)
+    if kind == "array":
+        return [widest(schema["items"])] * schema["maxItems"]
+    return {key: widest(sub) for key, sub in schema["properties"].items()}
+
+
+def spread(value: object) -> str:
+    """`value` as JSON with as much whitespace as llama.cpp's grammar allows at every place."""
+    gap = "\n\n" + " " * 20
+    if isinstance(value, dict):
+        pairs = [f"{json.dumps(k)}{gap}:{gap}{spread(v)}" for k, v in value.items()]
+        return "{" + gap + f",{gap}".join(pairs) + "}" + gap
+    if isinstance(value, list):
+        return "[" + gap + f",{gap}".join(spread(v) for v in value) + "]" + gap
+    return json.dumps(value) + gap
+
+
+@pytest.mark.parametrize("design", ["cheatsheet", "insights", "bank"])
+def test_a_curator_s_token_limit_holds_the_longest_reply_its_schema_admits(design: str) -> None:
+    """On the SQL stream a cheatsheet reply (3 bullets of up to 800 characters) ran into the
+    512-token limit and was cut, unparsed; the limit now follows the schema."""
+    import importlib
+
+    from reflexion.actor.structured import CHARS_PER_TOKEN, longest, reply_tokens
+    from reflexion.core.records import Reflection
+
+    module = importlib.import_module(f"reflexion.strategies.{design}")
+    sheet = Reflection("s", "[1] a\n[2] b", "r", design, "e", "t", 0, 1, 0.0, 0.0, kind=design)
+    for board in ([], [sheet] if design == "cheatsheet" else []):
+        schema = module.schema(board)
+        reply = spread(widest(schema))
+        assert len(reply) <= (longest(schema) or 0)
+        assert reply_tokens(schema, 512) * CHARS_PER_TOKEN >= len(reply)
+
+
+def test_a_curator_held_to_a_schema_gets_its_room_unless_the_user_set_a_limit() -> None:
+    from reflexion.actor.structured import reply_tokens
+    from reflexion.core.records import Kind
+    from reflexion.strategies.cheatsheet import schema
+
+    class SchemaModel(type(scripted([]))):  # type: ignore[misc]
+        takes_json_schema: bool = True
+        bound: list = []
+
+        def bind(self, **kwargs):  # type: ignore[no-untyped-def]
+            self.bound.append(kwargs)
+            return super().bind(**{k: v for k, v in kwargs.items() if k != "json_schema"})
+
+    reply = json.dumps({"reason": "r", "operations": [{"op": "add", "text": "Check."}]})
+    task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
+    limits = []
+    for chosen in ({}, {"distill": 300}):
+        model = SchemaModel(messages=iter([]), prompts=[], bound=[])
+        model.messages = scripted([reply]).messages
+        actor = ChatActor(model, max_tokens=chosen)
+        asyncio.run(actor.distill(task, Kind.CHEATSHEET, [failed], []))
+        limits.append(model.bound[0]["max_tokens"])
+    assert limits == [reply_tokens(schema([]), 512), 300]
+    assert limits[0] > 1000  # 3 bullets of 800 characters do not fit in 512 tokens

@@ -113,6 +113,7 @@ class ChatActor:
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = {**ROLE_TOKENS, **(max_tokens or {})}
+        self.chosen = frozenset(max_tokens or {})  # the roles whose limit the caller set
         self.cache = cache
         self.retry = retry or RetryPolicy()
         self.programs = programs  # the env's run_program (see _answer), or None: no rounds
@@ -195,11 +196,17 @@ class ChatActor:
     ) -> Call:
         """Experience for other tasks from this task's attempts, asked in the words of the design
         whose lessons are of `kind` (reflexion.actor.prompts.distill_messages); under --curation
-        json the reply is held to the design's schema where the model's runtime allows."""
+        json the reply is held to the design's schema where the model's runtime allows, and
+        unless --max-tokens sets `distill`, it gets tokens enough for the longest reply the
+        schema admits (a cut reply is unparsed)."""
         msgs = prompts.distill_messages(task, kind, attempts, board, self.curation)
         asked, chat = LESSONS[kind].distill, self.curator or self.model
-        held = asked is not None and self.curation == "json"
-        params = structured.schema_params(chat, asked.schema(board)) if asked and held else None
+        if asked is None or self.curation != "json":
+            return await self._call("distill", msgs, None, model=self.curator)
+        schema = asked.schema(board)
+        params = structured.schema_params(chat, schema)
+        if "distill" not in self.chosen:  # room for the longest reply the schema admits
+            params["max_tokens"] = structured.reply_tokens(schema, self.max_tokens["distill"])
         return await self._call("distill", msgs, params, model=self.curator)
 
     async def propose(self, task: Task, sample: int) -> Call:

@@ -10,7 +10,9 @@ holds no such object is kept as it came.
 A curator's reply (`--curation json`, the default: insights, cheatsheet, bank) is held to its
 design's schema the same way (`schema_params`: a grammar for the local model, structured output
 for an OpenAI model), and read strictly by the design (reflexion.strategies.learning's
-`json_object`: the first JSON object in it, or None).
+`json_object`: the first JSON object in it, or None). Such a reply gets tokens enough for the
+longest one its schema admits (`reply_tokens`), so the token limit never cuts a reply that the
+grammar would have closed.
 
     >>> render(parse('```json {"diagnosis": "off by one", "fix": "use <="} ```'))
     'Diagnosis: off by one\\nFix: use <='
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import math
 import re
 from typing import Any
 
@@ -89,3 +92,52 @@ def schema_params(model: BaseChatModel, schema: dict[str, Any]) -> dict[str, Any
         spec = {"name": "memory_edit", "schema": schema, "strict": False}
         return {"response_format": {"type": "json_schema", "json_schema": spec}}
     return {}
+
+
+# the most whitespace llama.cpp's JSON grammar allows at one place (its SPACE_RULE: up to two
+# newlines and 20 spaces or tabs), after a bracket, a key, a colon, a comma or a value
+SPACE = 22
+# fewer characters a token than any curator reply was seen to hold (3.1 to 4.7 on the SQL stream)
+CHARS_PER_TOKEN = 2.5
+
+
+def longest(schema: dict[str, Any]) -> int | None:
+    """The most characters of JSON a reply held to `schema` can take, its keys and the grammar's
+    whitespace included (None: no bound, such as a string with no maxLength).
+
+    >>> longest({"type": "string", "maxLength": 10}), longest({"type": "string"})
+    (34, None)
+    """
+    if "anyOf" in schema:
+        branches = [longest(s) for s in schema["anyOf"]]
+        return None if None in branches else max(b or 0 for b in branches)
+    if "const" in schema or "enum" in schema:
+        values = schema.get("enum", [schema.get("const")])
+        return max(len(json.dumps(v)) for v in values) + SPACE
+    kind = schema.get("type")
+    if kind == "string":
+        most = schema.get("maxLength")
+        return None if most is None else most + 2 + SPACE
+    if kind == "integer":
+        return len(str(schema.get("maximum", 10**12))) + SPACE
+    if kind == "array":
+        item, most = longest(schema.get("items", {})), schema.get("maxItems")
+        return None if item is None or most is None else 2 + 2 * SPACE + most * (item + 1 + SPACE)
+    if kind == "object":
+        fields = {key: longest(sub) for key, sub in schema.get("properties", {}).items()}
+        if None in fields.values():
+            return None
+        pairs = sum(len(key) + 4 + 3 * SPACE + (size or 0) for key, size in fields.items())
+        return 2 + 2 * SPACE + pairs
+    return None
+
+
+def reply_tokens(schema: dict[str, Any], floor: int) -> int:
+    """Tokens for a reply held to `schema`: enough for the longest one it admits, and at least
+    `floor` (the role's limit); `floor` where the schema sets no bound.
+
+    >>> reply_tokens({"type": "string", "maxLength": 3000}, 512), reply_tokens({}, 512)
+    (1210, 512)
+    """
+    chars = longest(schema)
+    return floor if chars is None else max(floor, math.ceil(chars / CHARS_PER_TOKEN))

@@ -166,8 +166,8 @@ def writes(steps: Sequence[Step]) -> list[Writes]:
                 kinds[s.strategy][str(s.data.get("kind", "board"))][_edited(edit.output)] += 1
             skipped = sum(line.startswith("skipped") for line in s.output.splitlines())
             other[s.strategy]["skipped"] += skipped
-        elif s.kind == "unparsed":
-            other[s.strategy]["unparsed"] += 1
+        elif s.kind in ("unparsed", "skipped"):  # a reply not read; operations of one not applied
+            other[s.strategy][s.kind] += 1 if s.kind == "unparsed" else len(s.output.splitlines())
     for (strategy, _, _), edits in pending.items():  # no closing step: kind from the lesson
         for edit in edits:
             kind = str((edit.data.get("before") or {}).get("kind", "board"))

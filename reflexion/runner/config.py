@@ -305,7 +305,7 @@ class RunConfig(Record):
     max_tokens: dict[str, int] = setting(
         help="per-role output limits, e.g. generate=512,reflect=128 (defaults: "
         + ", ".join(f"{role} {limit}" for role, limit in ROLE_TOKENS.items())
-        + ")",
+        + "; a curator's reply held to a schema gets room for the longest one it admits)",
         parse=role_limits,
         result=True,
         factory=dict,

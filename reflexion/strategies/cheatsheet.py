@@ -77,6 +77,7 @@ LONG = 200
 MAX_OPS = 3  # delta operations per reply, as ExpeL's and ACE's curators make a few at a time
 MAX_BULLETS = 20  # an add beyond is skipped: the sheet must stay small enough for every prompt
 BULLET_CHARS = 800  # room for a short program
+NO_OPERATIONS = "no JSON object of operations in the reply"  # unparsed, not skipped
 BULLET = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
 
 
@@ -130,7 +131,7 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
-        return sheet, ["no JSON object of operations in the reply"]
+        return sheet, [NO_OPERATIONS]
     texts: list[str | None] = list(bullets(sheet))
     added: list[str] = []
     skipped: list[str] = []
@@ -147,9 +148,18 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         elif name == "remove" and known and isinstance(n, int):
             texts[n - 1] = None
         else:
-            skipped.append(f"{op}"[:200])
+            skipped.append(f"skipped {name}, {_why(name, text, there, known)}: {op}"[:200])
     kept = [t for t in texts if t is not None] + added
     return rendered(kept), skipped
+
+
+def _why(name: object, text: str, there: bool, known: bool) -> str:
+    """Why an operation of a reply was skipped."""
+    if name not in ("add", "edit", "remove"):
+        return "not an operation"
+    if name == "add":
+        return "a bullet already there" if there else f"the sheet holds {MAX_BULLETS} bullets"
+    return "no text" if known else "no such bullet"
 
 
 def new_sheet(reply: str, old: str) -> tuple[str, str]:
@@ -177,13 +187,16 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
         trial.actor.distill(trial.task, Kind.CHEATSHEET, attempts[-1:], board), episode
     )
     old = board[0].text if board else ""
+    skipped: list[str] = []
     if trial.actor.curation == "json":
         text, skipped = updated(old, call.output)
-        refused = "\n".join(skipped)
+        refused = skipped.pop() if skipped == [NO_OPERATIONS] else ""
     else:
         text, refused = new_sheet(call.output, old)
     if refused:
         trial.note(episode, "unparsed", refused, {"kind": Kind.CHEATSHEET})
+    if skipped:  # a reply read, some of its operations not applied
+        trial.note(episode, "skipped", "\n".join(skipped), {"kind": Kind.CHEATSHEET})
     if text and text != old:
         await trial.revise(Kind.CHEATSHEET, [BoardEdit("replace", None, text)], episode)
 
