@@ -104,8 +104,8 @@ def widest(schema: dict) -> object:
     branch of an anyOf."""
     if "anyOf" in schema:
         return max((widest(s) for s in schema["anyOf"]), key=lambda v: len(json.dumps(v)))
-    if "const" in schema:
-        return schema["const"]
+    if "const" in schema or "enum" in schema:
+        return max(schema.get("enum", [schema.get("const")]), key=lambda v: len(json.dumps(v)))
     kind = schema.get("type")
     if kind == "string":
         return "x" * schema["maxLength"]
@@ -130,15 +130,18 @@ def spread(value: object) -> str:
 @pytest.mark.parametrize("design", ["cheatsheet", "insights", "bank"])
 def test_a_curator_s_token_limit_holds_the_longest_reply_its_schema_admits(design: str) -> None:
     """On the SQL stream a cheatsheet reply (3 bullets of up to 800 characters) ran into the
-    512-token limit and was cut, unparsed; the limit now follows the schema."""
+    512-token limit and was cut, unparsed; the limit now follows the schema, on an empty board
+    and on one with a lesson (which lets edits in). It walks the schema; the whitespace and the
+    characters a token are the estimate's own assumptions, not the runtime's (see `longest`)."""
     import importlib
 
     from reflexion.actor.structured import CHARS_PER_TOKEN, longest, reply_tokens
     from reflexion.core.records import Reflection
 
     module = importlib.import_module(f"reflexion.strategies.{design}")
-    sheet = Reflection("s", "[1] a\n[2] b", "r", design, "e", "t", 0, 1, 0.0, 0.0, kind=design)
-    for board in ([], [sheet] if design == "cheatsheet" else []):
+    text = "[1] a\n[2] b" if design == "cheatsheet" else "a rule"
+    lesson = Reflection("s", text, "r", design, "e", "t", 0, 1, 0.0, 0.0, kind=design)
+    for board in ([], [lesson]):
         schema = module.schema(board)
         reply = spread(widest(schema))
         assert len(reply) <= (longest(schema) or 0)

@@ -197,15 +197,15 @@ class ChatActor:
         """Experience for other tasks from this task's attempts, asked in the words of the design
         whose lessons are of `kind` (reflexion.actor.prompts.distill_messages); under --curation
         json the reply is held to the design's schema where the model's runtime allows, and
-        unless --max-tokens sets `distill`, it gets tokens enough for the longest reply the
-        schema admits (a cut reply is unparsed)."""
+        there, unless --max-tokens sets `distill`, it gets room for the longest reply the schema
+        admits (structured.reply_tokens: a cut reply is unparsed)."""
         msgs = prompts.distill_messages(task, kind, attempts, board, self.curation)
         asked, chat = LESSONS[kind].distill, self.curator or self.model
         if asked is None or self.curation != "json":
             return await self._call("distill", msgs, None, model=self.curator)
         schema = asked.schema(board)
         params = structured.schema_params(chat, schema)
-        if "distill" not in self.chosen:  # room for the longest reply the schema admits
+        if params and "distill" not in self.chosen:  # room for the longest reply it admits
             params["max_tokens"] = structured.reply_tokens(schema, self.max_tokens["distill"])
         return await self._call("distill", msgs, params, model=self.curator)
 

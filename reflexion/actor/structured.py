@@ -10,9 +10,12 @@ holds no such object is kept as it came.
 A curator's reply (`--curation json`, the default: insights, cheatsheet, bank) is held to its
 design's schema the same way (`schema_params`: a grammar for the local model, structured output
 for an OpenAI model), and read strictly by the design (reflexion.strategies.learning's
-`json_object`: the first JSON object in it, or None). Such a reply gets tokens enough for the
-longest one its schema admits (`reply_tokens`), so the token limit never cuts a reply that the
-grammar would have closed.
+`json_object`: the first JSON object in it, or None). Such a reply gets room for the longest
+one its schema admits (`reply_tokens`), so that a reply running to its strings' maxLength is not
+cut before its JSON closes. The room is an estimate, not a bound: it allows 2.5 characters a
+token and a newline and 20 spaces at each place JSON allows whitespace, where the runtime
+(llguidance, in this build of llama.cpp) allows any whitespace, and an escape (`\\n`, `\\u...`)
+counts as one character of a maxLength; the context window still ends a reply that reaches it.
 
     >>> render(parse('```json {"diagnosis": "off by one", "fix": "use <="} ```'))
     'Diagnosis: off by one\\nFix: use <='
@@ -94,16 +97,17 @@ def schema_params(model: BaseChatModel, schema: dict[str, Any]) -> dict[str, Any
     return {}
 
 
-# the most whitespace llama.cpp's JSON grammar allows at one place (its SPACE_RULE: up to two
-# newlines and 20 spaces or tabs), after a bracket, a key, a colon, a comma or a value
+# whitespace allowed for at each place JSON allows it (after a bracket, a key, a colon, a comma
+# or a value): llama.cpp's own grammar allows two newlines and 20 spaces or tabs (its SPACE_RULE)
 SPACE = 22
 # fewer characters a token than any curator reply was seen to hold (3.1 to 4.7 on the SQL stream)
 CHARS_PER_TOKEN = 2.5
 
 
 def longest(schema: dict[str, Any]) -> int | None:
-    """The most characters of JSON a reply held to `schema` can take, its keys and the grammar's
-    whitespace included (None: no bound, such as a string with no maxLength).
+    """The most characters of JSON a reply held to `schema` can take, with its keys and SPACE
+    at each place whitespace may go (None: no bound, such as a string with no maxLength or an
+    object open to other keys).
 
     >>> longest({"type": "string", "maxLength": 10}), longest({"type": "string"})
     (34, None)
@@ -123,7 +127,7 @@ def longest(schema: dict[str, Any]) -> int | None:
     if kind == "array":
         item, most = longest(schema.get("items", {})), schema.get("maxItems")
         return None if item is None or most is None else 2 + 2 * SPACE + most * (item + 1 + SPACE)
-    if kind == "object":
+    if kind == "object" and schema.get("additionalProperties") is False:
         fields = {key: longest(sub) for key, sub in schema.get("properties", {}).items()}
         if None in fields.values():
             return None

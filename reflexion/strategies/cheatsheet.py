@@ -18,6 +18,8 @@ After each task the model updates the sheet from the task, its answer and the vi
     >>> updated("[1] Try (a-b)*c.", '{"reason": "", "operations": [{"op": "add", '
     ...     '"text": "Write a solver."}]}')
     ('[1] Try (a-b)*c.\\n[2] Write a solver.', [])
+    >>> updated("[1] a", '{"operations": [{"op": "add", "text": "   "}]}')[1]
+    ["skipped add, no text: {'op': 'add', 'text': '   '}"]
     >>> new_sheet("no tags", "old")
     ('', 'no <sheet>...</sheet> in the reply')
 """
@@ -148,18 +150,20 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         elif name == "remove" and known and isinstance(n, int):
             texts[n - 1] = None
         else:
-            skipped.append(f"skipped {name}, {_why(name, text, there, known)}: {op}"[:200])
+            skipped.append(f"skipped {name}, {_why(name, text, there)}: {op}"[:200])
     kept = [t for t in texts if t is not None] + added
     return rendered(kept), skipped
 
 
-def _why(name: object, text: str, there: bool, known: bool) -> str:
+def _why(name: object, text: str, there: bool) -> str:
     """Why an operation of a reply was skipped."""
     if name not in ("add", "edit", "remove"):
         return "not an operation"
+    if name != "remove" and not text:
+        return "no text"
     if name == "add":
         return "a bullet already there" if there else f"the sheet holds {MAX_BULLETS} bullets"
-    return "no text" if known else "no such bullet"
+    return "no such bullet"
 
 
 def new_sheet(reply: str, old: str) -> tuple[str, str]:
