@@ -219,7 +219,8 @@ def test_version_and_help_defaults(capsys) -> None:
     assert "most candidates per task for every strategy (default 4)" in shown
     assert "--memory-backend" in shown and "--import MODULE" in shown
     # every role's output limit is listed with its default, the self-tests' and a game's included
-    assert "tests 384, act 24, distill 512, propose 768)" in shown and "reflect 192" in shown
+    assert "tests 384, act 24, distill 512, propose 768;" in shown and "reflect 192" in shown
+    assert "a curator's reply held to a schema gets room for the longest one it admits)" in shown
 
 
 def test_the_memory_backend_is_chosen_apart_from_the_strategy(tmp_path: Path, capsys) -> None:
