@@ -123,6 +123,22 @@ def scripted(replies: Sequence[str]) -> CountingModel:
     return CountingModel(messages=messages, prompts=[])
 
 
+class SchemaModel(CountingModel):
+    """`scripted`, as a model whose runtime takes a JSON schema: records what each call binds."""
+
+    takes_json_schema: bool = True
+    bound: list[dict[str, Any]] = []
+
+    def bind(self, **kwargs: Any) -> Any:
+        self.bound.append(kwargs)
+        return super().bind(**{k: v for k, v in kwargs.items() if k != "json_schema"})
+
+
+def schema_scripted(replies: Sequence[str]) -> SchemaModel:
+    """A SchemaModel that answers `replies` in order."""
+    return SchemaModel(messages=scripted(replies).messages, prompts=[], bound=[])
+
+
 @pytest.fixture
 def keyword_env() -> KeywordEnv:
     return KeywordEnv()

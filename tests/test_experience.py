@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SECRET, KeywordEnv, scripted
+from conftest import SECRET, KeywordEnv, schema_scripted, scripted
 from running import RunConfig, run
 
 from memory import ChromaMemory, HashEmbedder
@@ -446,16 +446,7 @@ def test_a_curator_is_held_to_its_schema_where_the_runtime_allows() -> None:
     from reflexion.actor.chat import ChatActor
     from reflexion.core.records import Attempt, Kind, Score, Task
 
-    class SchemaModel(type(scripted([]))):  # type: ignore[misc]
-        takes_json_schema: bool = True
-        bound: list = []
-
-        def bind(self, **kwargs):  # type: ignore[no-untyped-def]
-            self.bound.append(kwargs)
-            return super().bind(**{k: v for k, v in kwargs.items() if k != "json_schema"})
-
-    model = SchemaModel(messages=iter([]), prompts=[])
-    model.messages = scripted([ops({"op": "add", "text": "Check."}), "answer"]).messages
+    model = schema_scripted([ops({"op": "add", "text": "Check."}), "answer"])
     actor = ChatActor(model)
     task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
     asyncio.run(actor.distill(task, Kind.RULE, [failed], []))

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import KeywordEnv, scripted
+from conftest import KeywordEnv, schema_scripted, scripted
 from langchain_core.messages import HumanMessage
 
 from memory.chroma.store import ChromaMemory
@@ -153,20 +153,11 @@ def test_a_curator_held_to_a_schema_gets_its_room_unless_the_user_set_a_limit() 
     from reflexion.core.records import Kind
     from reflexion.strategies.cheatsheet import schema
 
-    class SchemaModel(type(scripted([]))):  # type: ignore[misc]
-        takes_json_schema: bool = True
-        bound: list = []
-
-        def bind(self, **kwargs):  # type: ignore[no-untyped-def]
-            self.bound.append(kwargs)
-            return super().bind(**{k: v for k, v in kwargs.items() if k != "json_schema"})
-
     reply = json.dumps({"reason": "r", "operations": [{"op": "add", "text": "Check."}]})
     task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
     limits = []
     for chosen in ({}, {"distill": 300}):
-        model = SchemaModel(messages=iter([]), prompts=[], bound=[])
-        model.messages = scripted([reply]).messages
+        model = schema_scripted([reply])
         actor = ChatActor(model, max_tokens=chosen)
         asyncio.run(actor.distill(task, Kind.CHEATSHEET, [failed], []))
         limits.append(model.bound[0]["max_tokens"])
