@@ -35,6 +35,12 @@ INVALID_JSON = Fault(200, b'{"choices": [ this is not json')
 EMPTY = Fault(content="")
 
 
+class _Server(ThreadingHTTPServer):
+    # subtle: the default backlog of 5 refuses connections when a loaded machine runs several
+    # trials' calls at once, and the client's retry then shows up in the trace as a difference
+    request_queue_size = 128
+
+
 class StubServer:
     """Serves POST /v1/chat/completions: each request gets the next scripted reply."""
 
@@ -49,7 +55,7 @@ class StubServer:
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

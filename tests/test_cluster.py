@@ -79,6 +79,18 @@ def records(folder: Path) -> tuple[list[str], list[str]]:
     return results, load("trace.jsonl", ("run_id", "latency_s"))
 
 
+def differing(ray: tuple[list[str], list[str]], local: tuple[list[str], list[str]]) -> list[str]:
+    """The records one run has and the other lacks, each marked by the run that has it, so that a
+    failure names the rows that differ instead of two truncated lists."""
+    out = []
+    for theirs, ours in zip(ray, local, strict=True):
+        out += [f"ray only: {r}" for r in sorted(set(theirs) - set(ours))]
+        out += [f"local only: {r}" for r in sorted(set(ours) - set(theirs))]
+        if sorted(theirs) != sorted(ours) and not out:
+            out.append("the same rows, repeated a different number of times")
+    return out
+
+
 def window_lessons(folder: Path) -> list[tuple[str, str, int, int, str]]:
     rows = [json.loads(line) for line in (folder / "window.jsonl").read_text().splitlines()]
     return sorted((r["strategy"], r["task_id"], r["seed"], r["episode"], r["text"]) for r in rows)
@@ -94,7 +106,7 @@ def test_quadratic_on_the_cluster_gives_the_local_records(cluster: Any, tmp_path
     assert reflexion(*args, "--out", str(tmp_path / "local")).returncode == 0
     ray_records, local_records = records(tmp_path / "ray"), records(tmp_path / "local")
     assert len(ray_records[0]) == 8 * 4 * 2
-    assert ray_records == local_records
+    assert not differing(ray_records, local_records)
     lessons = window_lessons(tmp_path / "ray")
     assert lessons and lessons == window_lessons(tmp_path / "local")
     # the window's lessons reached the trials that wrote them: reflexion-window learns as locally
@@ -152,7 +164,8 @@ def test_jsonl_with_a_served_model_and_a_chroma_server(cluster: Any, tmp_path: P
                 )
                 assert done.returncode == 0, done.stderr
                 found[name] = records(tmp_path / name), _lessons(url)
-    assert found["ray"] == found["local"]
+    assert not differing(found["ray"][0], found["local"][0])
+    assert found["ray"][1] == found["local"][1]
     results = [json.loads(r) for r in found["ray"][0][0]]
     passed = {(r["strategy"], r["task_id"]): r["final_passed"] for r in results}
     assert passed[("reflexion", "code/running-max")] and not passed[("single", "code/running-max")]
