@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,10 +85,8 @@ def differing(ray: tuple[list[str], list[str]], local: tuple[list[str], list[str
     failure names the rows that differ instead of two truncated lists."""
     out = []
     for theirs, ours in zip(ray, local, strict=True):
-        out += [f"ray only: {r}" for r in sorted(set(theirs) - set(ours))]
-        out += [f"local only: {r}" for r in sorted(set(ours) - set(theirs))]
-        if sorted(theirs) != sorted(ours) and not out:
-            out.append("the same rows, repeated a different number of times")
+        out += [f"ray only: {r}" for r in sorted((Counter(theirs) - Counter(ours)).elements())]
+        out += [f"local only: {r}" for r in sorted((Counter(ours) - Counter(theirs)).elements())]
     return out
 
 
