@@ -4,9 +4,11 @@ again after a fix, against a baseline that need not be run again.
     .venv/bin/python scripts/pair_runs.py runs/sql-stream:single runs/sql-exemplars2:exemplars \\
         --by difficulty --blocks 4
 
-Each ARM is RUN:STRATEGY, or RUN:STRATEGY=LABEL when two arms share a strategy's name. It prints
-the arms' table (`reflexion report`'s columns), each arm against the first, paired by task with
-the package's McNemar test and bootstrap interval, and each arm's successes by a field of the
+Each ARM is RUN:STRATEGY, or RUN:STRATEGY=LABEL when two arms share a strategy's name;
+RUN:STRATEGY@1 is the strategy's trials cut to their first answer (for `resample`, a single shot:
+its first answer is the greedy one), costed from the run's trace.jsonl. It prints the arms'
+table (`reflexion report`'s columns), each arm against the first, paired by task with the
+package's McNemar test and bootstrap interval, and each arm's successes by a field of the
 task's spec (`--by`, e.g. the SQL env's `difficulty`, or its `needs`, a list: a task counts
 under each item) and by block of the first folder's stream order; with `--forms WORDS`, how many
 final answers reasoned in words around their query or program and how many of those were right.
@@ -24,23 +26,50 @@ from pathlib import Path
 
 from envs import make_env
 from reflexion import ReflexionError, TaskResult
-from reflexion.report import align, arm, format_pairs, format_table, pair, run_config, summarize
+from reflexion.report import (
+    align,
+    arm,
+    first_attempt,
+    format_pairs,
+    format_table,
+    pair,
+    run_config,
+    summarize,
+)
 
 FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a fenced block, closed or cut off
 
 
 def parse_arm(text: str) -> tuple[Path, str, str]:
-    """RUN:STRATEGY[=LABEL].
+    """RUN:STRATEGY[@1][=LABEL]; the strategy keeps its @1.
 
-    >>> parse_arm("runs/a:exemplars=fixed")
-    (PosixPath('runs/a'), 'exemplars', 'fixed')
+    >>> parse_arm("runs/a:exemplars=fixed"), parse_arm("runs/a:resample@1")[1:]
+    ((PosixPath('runs/a'), 'exemplars', 'fixed'), ('resample@1', 'resample@1'))
     """
     folder, sep, rest = text.rpartition(":")
     if not sep or not folder or not rest:
         msg = f"an arm is RUN:STRATEGY or RUN:STRATEGY=LABEL, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     strategy, _, label = rest.partition("=")
+    name, at, cut = strategy.partition("@")
+    if at and (cut != "1" or not name):
+        msg = f"only @1 (the first answer) can follow a strategy, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
     return Path(folder), strategy, label or strategy
+
+
+def load_arm(folder: Path, strategy: str, label: str) -> list[TaskResult]:
+    """The arm's finished trials; STRATEGY@1 cuts each to its first answer."""
+    if not folder.is_dir():
+        msg = f"{folder}: no such run folder"
+        raise ReflexionError(msg)
+    name, at, _ = strategy.partition("@")
+    results = first_attempt(folder, name, label) if at else arm(folder, name, label)
+    if not results:
+        where = " with its first answer in trace.jsonl" if at else ""
+        msg = f"{folder}: no finished {name} trial{where}"
+        raise ReflexionError(msg)
+    return results
 
 
 def shared(arms: Sequence[list[TaskResult]]) -> list[list[TaskResult]]:
@@ -137,7 +166,7 @@ def tables(arms: list[list[TaskResult]], labels: list[str], args: argparse.Names
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[=LABEL]")
+    parser.add_argument("arms", nargs="+", type=parse_arm, metavar="RUN:STRATEGY[@1][=LABEL]")
     parser.add_argument("--by", help="a field of the tasks' spec to group by (e.g. difficulty)")
     parser.add_argument("--blocks", type=int, default=4, help="blocks of the stream order")
     parser.add_argument(
@@ -156,15 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(set(labels)) < len(labels):
         parser.error("two arms have the same name: add =LABEL to one")
     try:
-        found = [arm(folder, strategy, label) for folder, strategy, label in args.arms]
-        for (folder, strategy, _), results in zip(args.arms, found, strict=True):
-            if not folder.is_dir():
-                msg = f"{folder}: no such run folder"
-                raise ReflexionError(msg)
-            if not results:
-                msg = f"{folder}: no finished {strategy} trial"
-                raise ReflexionError(msg)
-        arms = shared(found)
+        arms = shared([load_arm(*spec) for spec in args.arms])
         if not arms[0]:
             msg = "the arms share no finished task"
             raise ReflexionError(msg)

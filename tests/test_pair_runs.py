@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from envs import make_env
-from reflexion.core.records import Point, TaskResult
+from reflexion.core.records import Point, Step, TaskResult
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "pair_runs.py"
@@ -108,3 +108,33 @@ def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path)
     assert done.stderr.strip().splitlines() == [f"pair_runs: error: {a}: no finished bank trial"]
     same = pair_runs(f"{a}:single", f"{a}:single")
     assert same.returncode == 2 and "add =LABEL" in same.stderr
+
+
+def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
+    """resample@1: best-of-3 read as the single shot it began with, verdict and cost alike."""
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    b = folder(tmp_path / "b", "resample", {t: i < 6 for i, t in enumerate(tasks)}, tasks)
+    rows, steps = [], []
+    for i, line in enumerate((b / "results.jsonl").read_text().splitlines()):
+        row = json.loads(line)  # solved by the first answer for tasks 0-1, by the third for 2-5
+        first = Point(1, float(i < 2), float(i < 2), i < 2, i < 2, tokens=1050, calls=1)
+        later = Point(3, row["best_score"], row["best_score"], i < 6, i < 6, tokens=3150, calls=3)
+        row.update(curve=[first.to_dict(), later.to_dict()], input_tokens=3000, output_tokens=150)
+        rows.append(json.dumps(row))
+        step = Step(f"s{i}", "b", "resample", row["task_id"], 0, 1, "generate")
+        steps.append(json.dumps({**step.to_dict(), "input_tokens": 1000, "output_tokens": 50}))
+    (b / "results.jsonl").write_text("\n".join(rows) + "\n")
+    (b / "trace.jsonl").write_text("\n".join(steps) + "\n")
+    done = pair_runs(f"{b}:resample@1=first", f"{b}:resample")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    first_row = next(line for line in lines if line.startswith("first "))
+    assert first_row.split()[1:3] == ["12", "16.7%"]  # 2 of 12 on the first answer
+    pair_line = next(line for line in lines if line.startswith("resample vs first"))
+    assert "+33.3 pts" in pair_line and pair_line.split("]")[1].split()[:3] == ["4", "0", "8"]
+    assert "3.00x" in pair_line  # 3,150 tokens a task against the first answer's 1,050
+    (b / "trace.jsonl").write_text("")
+    gone = pair_runs(f"{b}:resample@1", f"{b}:resample")
+    assert gone.returncode == 2 and "with its first answer in trace.jsonl" in gone.stderr
+    bad = pair_runs(f"{b}:resample@2", f"{b}:resample")
+    assert bad.returncode == 2 and "only @1" in bad.stderr and "Traceback" not in bad.stderr
