@@ -122,7 +122,8 @@ def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
         row.update(curve=[first.to_dict(), later.to_dict()], input_tokens=3000, output_tokens=150)
         rows.append(json.dumps(row))
         step = Step(f"s{i}", "b", "resample", row["task_id"], 0, 1, "generate")
-        steps.append(json.dumps({**step.to_dict(), "input_tokens": 1000, "output_tokens": 50}))
+        tokens = {"input_tokens": 1000, "output_tokens": 50, "latency_s": 0.25}
+        steps.append(json.dumps({**step.to_dict(), **tokens}))
     (b / "results.jsonl").write_text("\n".join(rows) + "\n")
     (b / "trace.jsonl").write_text("\n".join(steps) + "\n")
     done = pair_runs(f"{b}:resample@1=first", f"{b}:resample")
@@ -130,6 +131,7 @@ def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     first_row = next(line for line in lines if line.startswith("first "))
     assert first_row.split()[1:3] == ["12", "16.7%"]  # 2 of 12 on the first answer
+    assert first_row.split()[-3] == "3.00"  # wall: 12 first calls of 0.25 s, not 12 trials of 1 s
     pair_line = next(line for line in lines if line.startswith("resample vs first"))
     assert "+33.3 pts" in pair_line and pair_line.split("]")[1].split()[:3] == ["4", "0", "8"]
     assert "3.00x" in pair_line  # 3,150 tokens a task against the first answer's 1,050

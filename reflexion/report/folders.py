@@ -109,8 +109,9 @@ def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
 def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
     """The trials of `strategy` cut to their first answer, as the arm `label`. Every strategy's
     first answer comes from the same prompt, so under greedy decoding this is a single shot on
-    the same tasks: its held-out verdict is the first point of the curve, and its cost the first
-    `generate` call's tokens alone (not the self-tests written before it)."""
+    the same tasks: its held-out verdict is the first point of the curve, its cost the first
+    `generate` call's tokens alone (not the self-tests written before it), and its wall time
+    that call's latency (the check's time left out)."""
     run = RunFolder(Path(folder))
     calls = {  # a trial's steps are all in the trace once it has a result (resumes set aside
         (s.task_id, s.seed): s  # the partial ones), so each finished trial has one first call
@@ -136,6 +137,7 @@ def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskRes
                 input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens,
                 llm_calls=1,
+                wall_s=call.latency_s,
             )
         )
     return out
