@@ -47,15 +47,17 @@ def parse_arm(text: str) -> tuple[Path, str, str]:
     ((PosixPath('runs/a'), 'exemplars', 'fixed'), ('resample@1', 'resample@1'))
     """
     folder, sep, rest = text.rpartition(":")
-    if not sep or not folder or not rest:
-        msg = f"an arm is RUN:STRATEGY or RUN:STRATEGY=LABEL, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
     strategy, _, label = rest.partition("=")
     name, at, cut = strategy.partition("@")
-    if at and (cut != "1" or not name):
+    if not sep or not folder or not name:
+        msg = f"an arm is RUN:STRATEGY, RUN:STRATEGY@1 or either with =LABEL, got {text!r}"
+    elif at and cut != "1":
         msg = f"only @1 (the first answer) can follow a strategy, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return Path(folder), strategy, label or strategy
+    elif label.endswith("@1"):
+        msg = f"@1 goes before =LABEL (RUN:STRATEGY@1=LABEL), got {text!r}"
+    else:
+        return Path(folder), strategy, label or strategy
+    raise argparse.ArgumentTypeError(msg)
 
 
 def load_arm(folder: Path, strategy: str, label: str) -> list[TaskResult]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,8 +111,16 @@ def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path)
     assert same.returncode == 2 and "add =LABEL" in same.stderr
 
 
+def column(out: str, arm: str, name: str) -> str:
+    """A cell of the arms' table, found by its header (columns are 2 or more spaces apart)."""
+    lines = out.splitlines()
+    header = re.split(r"\s{2,}", next(line for line in lines if line.startswith("strategy ")))
+    cells = re.split(r"\s{2,}", next(line for line in lines if line.startswith(f"{arm} ")))
+    return cells[next(i for i, h in enumerate(header) if h.split()[0] == name)].split()[0]
+
+
 def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
-    """resample@1: best-of-3 read as the single shot it began with, verdict and cost alike."""
+    """resample@1: best-of-3 read as the single shot it began with: verdict, answer and cost."""
     tasks = [t.id for t in make_env("sql:12").tasks()]
     b = folder(tmp_path / "b", "resample", {t: i < 6 for i, t in enumerate(tasks)}, tasks)
     rows, steps = [], []
@@ -120,23 +129,46 @@ def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
         first = Point(1, float(i < 2), float(i < 2), i < 2, i < 2, tokens=1050, calls=1)
         later = Point(3, row["best_score"], row["best_score"], i < 6, i < 6, tokens=3150, calls=3)
         row.update(curve=[first.to_dict(), later.to_dict()], input_tokens=3000, output_tokens=150)
+        row["best_candidate"] = " ".join(["because"] * 20) + "\n```sql\nSELECT 2\n```"
         rows.append(json.dumps(row))
-        step = Step(f"s{i}", "b", "resample", row["task_id"], 0, 1, "generate")
-        tokens = {"input_tokens": 1000, "output_tokens": 50, "latency_s": 0.25}
-        steps.append(json.dumps({**step.to_dict(), **tokens}))
+        step = Step(f"s{i}", "b", "resample", row["task_id"], 0, 1, "generate", output="SELECT 1")
+        cost = {"input_tokens": 1000, "output_tokens": 50, "latency_s": 0.25}
+        steps.append(json.dumps({**step.to_dict(), **cost}))
     (b / "results.jsonl").write_text("\n".join(rows) + "\n")
     (b / "trace.jsonl").write_text("\n".join(steps) + "\n")
-    done = pair_runs(f"{b}:resample@1=first", f"{b}:resample")
+    done = pair_runs(f"{b}:resample@1=first", f"{b}:resample", "--forms", "15")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    first_row = next(line for line in lines if line.startswith("first "))
-    assert first_row.split()[1:3] == ["12", "16.7%"]  # 2 of 12 on the first answer
-    assert first_row.split()[-3] == "3.00"  # wall: 12 first calls of 0.25 s, not 12 trials of 1 s
+    assert column(done.stdout, "first", "final") == "16.7%"  # 2 of 12 on the first answer
+    assert column(done.stdout, "first", "wall") == "3.00"  # 12 first calls of 0.25 s each
+    assert column(done.stdout, "resample", "wall") == "12.00"  # 12 trials of 1 s
     pair_line = next(line for line in lines if line.startswith("resample vs first"))
     assert "+33.3 pts" in pair_line and pair_line.split("]")[1].split()[:3] == ["4", "0", "8"]
     assert "3.00x" in pair_line  # 3,150 tokens a task against the first answer's 1,050
+    # the first answer's own text is what --forms reads: bare, not the later reasoned best
+    assert lines[-2].split()[:3] == ["first", "0/0", "2/12"]
+    assert lines[-1].split()[:3] == ["resample", "6/12", "0/0"]
     (b / "trace.jsonl").write_text("")
     gone = pair_runs(f"{b}:resample@1", f"{b}:resample")
     assert gone.returncode == 2 and "with its first answer in trace.jsonl" in gone.stderr
-    bad = pair_runs(f"{b}:resample@2", f"{b}:resample")
-    assert bad.returncode == 2 and "only @1" in bad.stderr and "Traceback" not in bad.stderr
+    for bad, says in (("resample@2", "only @1"), ("@1", "RUN:STRATEGY@1"), ("x=y@1", "before")):
+        done = pair_runs(f"{b}:{bad}", f"{b}:resample")
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_reused_first_answer_takes_the_time_of_the_call_that_made_it(tmp_path: Path) -> None:
+    """The greedy first answer of a second strategy comes from the run's cache (latency 0)."""
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    b = folder(tmp_path / "b", "resample", {t: True for t in tasks[:2]}, tasks)
+    rows = (b / "results.jsonl").read_text().splitlines()
+    copies = [json.dumps({**json.loads(r), "strategy": "exemplars"}) for r in rows]
+    (b / "results.jsonl").write_text("\n".join(rows + copies) + "\n")
+    steps = []
+    for i, task_id in enumerate(tasks[:2]):
+        for strategy, latency, reused in (("resample", 4.0, False), ("exemplars", 0.0, True)):
+            step = Step(f"{strategy}{i}", "b", strategy, task_id, 0, 1, "generate")
+            steps.append({**step.to_dict(), "latency_s": latency, "data": {"reused": reused}})
+    (b / "trace.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+    done = pair_runs(f"{b}:resample@1", f"{b}:exemplars@1")
+    assert done.returncode == 0, done.stderr
+    assert column(done.stdout, "exemplars@1", "wall") == "8.00"  # 2 answers of 4 s, not 0

@@ -107,27 +107,40 @@ def arm(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
 
 
 def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskResult]:
-    """The trials of `strategy` cut to their first answer, as the arm `label`. Every strategy's
-    first answer comes from the same prompt, so under greedy decoding this is a single shot on
-    the same tasks: its held-out verdict is the first point of the curve, its cost the first
-    `generate` call's tokens alone (not the self-tests written before it), and its wall time
-    that call's latency (the check's time left out)."""
+    """The trials of `strategy` cut to their first answer, as the arm `label`: its held-out
+    verdict is the first point of the curve, its answer and cost the first `generate` call's
+    alone (not the self-tests written before it), and its wall time that call's latency (the
+    check's time left out; an answer reused from the run's cache takes the time of the call that
+    made it). For a within-task strategy (`resample`, `reflexion`, `self-refine`) the first
+    answer comes from the task's own prompt, so under greedy decoding this is a single shot on
+    the same tasks; a design's first prompt also holds what its memory showed."""
     run = RunFolder(Path(folder))
+    steps = run.steps()
     calls = {  # a trial's steps are all in the trace once it has a result (resumes set aside
         (s.task_id, s.seed): s  # the partial ones), so each finished trial has one first call
-        for s in run.steps()
+        for s in steps
         if s.strategy == strategy and s.kind == "generate" and s.episode == 1
+    }
+    # what a reused answer cost the call that made it: another strategy's first (greedy)
+    # answer; later samples share the prompt but are drawn anew, never reused
+    took = {
+        (s.task_id, s.seed, s.prompt): s.latency_s
+        for s in steps
+        if s.kind == "generate" and s.episode == 1 and not s.data.get("reused")
     }
     out = []
     for r in run.results():
         call = calls.get((r.task_id, r.seed))
         if r.strategy != strategy or not r.curve or call is None:
             continue
+        reused = bool(call.data.get("reused"))
+        wall = took.get((r.task_id, r.seed, call.prompt), 0.0) if reused else call.latency_s
         first = r.curve[0]
         out.append(
             dataclasses.replace(
                 r,
                 strategy=label,
+                best_candidate=call.output,
                 final_passed=first.passed,
                 any_passed=first.passed,
                 best_score=first.score,
@@ -137,7 +150,9 @@ def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskRes
                 input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens,
                 llm_calls=1,
-                wall_s=call.latency_s,
+                reused_calls=int(reused),
+                wall_s=wall,
+                errors=(call.error,) if call.error else (),
             )
         )
     return out
