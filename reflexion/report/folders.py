@@ -115,19 +115,13 @@ def first_attempt(folder: str | Path, strategy: str, label: str) -> list[TaskRes
     answer comes from the task's own prompt, so under greedy decoding this is a single shot on
     the same tasks; a design's first prompt also holds what its memory showed."""
     run = RunFolder(Path(folder))
-    steps = run.steps()
-    calls = {  # a trial's steps are all in the trace once it has a result (resumes set aside
-        (s.task_id, s.seed): s  # the partial ones), so each finished trial has one first call
-        for s in steps
-        if s.strategy == strategy and s.kind == "generate" and s.episode == 1
-    }
+    firsts = [s for s in run.steps() if s.kind == "generate" and s.episode == 1]
+    # a trial's steps are all in the trace once it has a result (resumes set aside the partial
+    # ones), so each finished trial has one first call
+    calls = {(s.task_id, s.seed): s for s in firsts if s.strategy == strategy}
     # what a reused answer cost the call that made it: another strategy's first (greedy)
     # answer; later samples share the prompt but are drawn anew, never reused
-    took = {
-        (s.task_id, s.seed, s.prompt): s.latency_s
-        for s in steps
-        if s.kind == "generate" and s.episode == 1 and not s.data.get("reused")
-    }
+    took = {(s.task_id, s.seed, s.prompt): s.latency_s for s in firsts if not s.data.get("reused")}
     out = []
     for r in run.results():
         call = calls.get((r.task_id, r.seed))
