@@ -264,18 +264,25 @@ def names_in(page: Any) -> list[str]:
     return [str(n) for n in page.locator("table.runs tbody tr td:first-child").all_inner_texts()]
 
 
+def follow(page: Any, name: str, exact: bool = False, role: str = "link") -> None:
+    """Click a link or a form's button and wait for the page it opens (reading the page
+    before the new one loads races)."""
+    with page.expect_navigation():
+        page.get_by_role(role, name=name, exact=exact).click()
+
+
 def test_a_user_sorts_the_runs_and_opens_the_best(server: str, browser: Any, shots: Path) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(server)
     assert names_in(page) == ["future", "base", "dash"]
     assert page.get_by_text("compare would refuse it").is_visible()
-    page.get_by_role("link", name="best final").click()
+    follow(page, "best final")
     assert names_in(page) == ["dash", "base", "future"]  # the best pass rate first
-    page.get_by_role("link", name="best final ▼").click()
+    follow(page, "best final ▼")
     assert names_in(page)[-1] == "dash"
     path = screenshot(page, shots, "dashboard-runs.png")
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and path.stat().st_size > 10_000
-    page.get_by_role("link", name="dash", exact=True).click()
+    follow(page, "dash", exact=True)
     matrix = page.locator('td[data-row="reflexion"][data-col="single"]')
     assert matrix.inner_text().startswith("+50.0")
     colour = matrix.evaluate("cell => getComputedStyle(cell).backgroundColor")
@@ -293,14 +300,14 @@ def test_a_user_filters_the_tasks_then_picks_two_strategies(
     assert page.locator("table.tasks tbody tr").count() == 16
     page.locator("form.filter select[name=verdict]").select_option("failed")
     page.locator("form.filter select[name=strategy]").select_option("single")
-    page.get_by_role("button", name="Filter").click()
+    follow(page, "Filter", role="button")
     rows = page.locator("table.tasks tbody tr td:first-child").all_inner_texts()
     assert rows == FAILING_FIRST and page.get_by_text("8 of 16 tasks").is_visible()
-    page.get_by_role("link", name="w1", exact=True).click()
+    follow(page, "w1", exact=True)
     assert page.locator("ul.verdicts li").count() == 4
     for name in ("reflexion-window", "insights"):
         page.get_by_role("checkbox", name=name).uncheck()
-    page.get_by_role("button", name="Show").click()
+    follow(page, "Show", role="button")
     assert page.locator(".side h2").all_inner_texts() == ["single", "reflexion"]
     screenshot(page, shots, "dashboard-task.png")
     page.close()
@@ -312,7 +319,7 @@ def test_a_user_filters_the_memory_as_memory_list_does(
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(f"{server}/runs/dash/memory")
     page.locator("form.filter select[name=strategy]").select_option("reflexion")
-    page.get_by_role("button", name="Search").click()
+    follow(page, "Search", role="button")
     listed = memory_list(runs, capsys, "--strategy", "reflexion")
     assert page_counts(page.content()) == listed
     assert page.locator("table.lessons tbody tr").count() == sum(listed.values())
@@ -325,7 +332,7 @@ def test_a_user_sets_two_runs_side_by_side(server: str, browser: Any, shots: Pat
     page.goto(server)
     page.get_by_label("run A").select_option("base")
     page.get_by_label("run B").select_option("dash")
-    page.get_by_role("button", name="Diff").click()
+    follow(page, "Diff", role="button")
     assert page.get_by_role("heading", name="dash against base").is_visible()
     row = page.locator("table.diff tbody tr").nth(1).locator("td").all_inner_texts()
     assert row[:5] == ["reflexion", "16", "50.0%", "100.0%", "+50.0 pts [+25.0, +75.0]"]
