@@ -54,6 +54,19 @@ def launched(sync_api: Any) -> Iterator[Any]:
             browser.close()
 
 
+def follow(page: Any, name: str, exact: bool = False, role: str = "link") -> None:
+    """Click a link or a form's button and wait for the page it opens (reading the page
+    before the new one loads races)."""
+    with page.expect_navigation():
+        page.get_by_role(role, name=name, exact=exact).click()
+
+
+def follow_first(page: Any, selector: str) -> None:
+    """Click the first element `selector` matches and wait for the page it opens."""
+    with page.expect_navigation():
+        page.locator(selector).first.click()
+
+
 @contextlib.contextmanager
 def serving(runs: Path, *options: str) -> Iterator[str]:
     """`reflexion serve RUNS` in a process of its own; yields its address."""

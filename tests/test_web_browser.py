@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser import ARTIFACTS, launched, serving, skip_without_chromium
+from browser import ARTIFACTS, follow, follow_first, launched, serving, skip_without_chromium
 from web_runs import HOSTILE, hostile_run
 
 sync_api = skip_without_chromium()
@@ -34,10 +34,10 @@ def test_a_user_clicks_from_the_runs_to_a_task_and_sees_hostile_text_as_text(
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(server)
-    page.get_by_role("link", name="hostile").click()
+    follow(page, "hostile")
     assert page.get_by_role("heading", name="Results").is_visible()
     assert page.locator('td[data-row="reflexion"][data-col="single"]').is_visible()
-    page.get_by_role("link", name="k0", exact=True).click()
+    follow(page, "k0", exact=True)
     headings = page.locator("h2").all_inner_texts()
     assert headings == ["single", "self-refine", "reflexion"]
     assert HOSTILE.split("<img")[0] in page.locator(".side").inner_text()  # shown, as text
@@ -53,20 +53,20 @@ def test_a_user_searches_the_memory_then_forgets_a_lesson_after_confirming(
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(f"{server}/runs/hostile")
-    page.get_by_role("link", name="The memory of this run").click()
+    follow(page, "The memory of this run")
     assert page.get_by_role("heading", name="2 lessons in", exact=False).is_visible()
     page.get_by_placeholder("search lessons").fill("apple cloud try")
-    page.get_by_role("button", name="Search").click()
+    follow(page, "Search", role="button")
     assert page.get_by_role("heading", name="Most similar to", exact=False).is_visible()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "web-memory.png"), full_page=True)
-    page.locator("table.hits a").first.click()
+    follow_first(page, "table.hits a")
     lesson = page.locator("h1").inner_text().removeprefix("Lesson ")
     assert page.get_by_text("Recalled 1 times in this run").is_visible()
-    page.get_by_role("link", name="Forget this lesson…").click()
+    follow(page, "Forget this lesson…")
     assert page.get_by_role("heading", name=f"Forget {lesson}?").is_visible()
     page.get_by_label("Why (kept in its history):").fill("misleading")
-    page.get_by_role("button", name="Yes, forget it").click()
+    follow(page, "Yes, forget it", role="button")
     assert page.get_by_text(f"Forgot lesson {lesson}").is_visible()
     assert page.get_by_role("heading", name="1 lessons in", exact=False).is_visible()
     page.goto(f"{server}/runs/hostile/memory/{lesson}")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import ARTIFACTS, launched, serving, skip_without_chromium
+from browser import ARTIFACTS, follow, launched, serving, skip_without_chromium
 from starlette.testclient import TestClient
 from web_runs import learning_run
 
@@ -262,13 +262,6 @@ def screenshot(page: Any, shots: Path, name: str) -> Path:
 
 def names_in(page: Any) -> list[str]:
     return [str(n) for n in page.locator("table.runs tbody tr td:first-child").all_inner_texts()]
-
-
-def follow(page: Any, name: str, exact: bool = False, role: str = "link") -> None:
-    """Click a link or a form's button and wait for the page it opens (reading the page
-    before the new one loads races)."""
-    with page.expect_navigation():
-        page.get_by_role(role, name=name, exact=exact).click()
 
 
 def test_a_user_sorts_the_runs_and_opens_the_best(server: str, browser: Any, shots: Path) -> None:
