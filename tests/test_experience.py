@@ -407,7 +407,7 @@ def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
     assert main(["memory", "history", str(folder), sheet.id]) == 0
     assert main(["report", str(folder)]) == 0
     printed = capsys.readouterr().out  # 1 operation skipped, 0 replies unparsed
-    assert re.search(r"cheatsheet  cheatsheet: 1 added, 1 rewritten\s+1\s+0\n", printed)
+    assert re.search(r"cheatsheet: 1 added, 1 rewritten\s+1\s+0\s+1 of 2 \(1 in part\)\n", printed)
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:

@@ -73,11 +73,17 @@ def test_the_memory_line_counts_lessons_by_kind_and_unparsed_replies(
     printed, memory, md = report(stream(tmp_path, "insights", INSIGHTS), capsys)
     # the first reply adds a rule (a chatter line unparsed), the second upvotes it and asks to
     # edit a rule the board does not hold (unparsed too)
-    assert re.search(r"insights  rule: 1 added, 1 upvoted\s+0\s+2\n", printed)
+    assert re.search(
+        r"insights  rule: 1 added, 1 upvoted\s+0\s+2\s+0 of 2 \(2 in part\)\n", printed
+    )
     [written] = memory["writes"]
     assert written["kinds"] == {"rule": {"added": 1, "upvoted": 1}}
     assert (written["skipped"], written["unparsed"]) == (0, 2)
-    assert "## Memory written" in md and "| insights | rule: 1 added, 1 upvoted | 0 | 2 |" in md
+    assert (written["replies"], written["in_full"], written["in_part"]) == (2, 0, 2)
+    assert (
+        "## Memory written" in md
+        and "| insights | rule: 1 added, 1 upvoted | 0 | 2 | 0 of 2 (2 in part) |" in md
+    )
     assert "refined themselves" not in printed  # insights writes no <refine> answers
 
 
@@ -89,7 +95,7 @@ def test_the_memory_line_of_each_kind_of_lesson(
     sheet = ["apple river", "<sheet>Use all the listed words.</sheet>", "cloud stone", "no tags"]
     printed, memory, _ = report(stream(tmp_path, "cheatsheet", sheet), capsys)
     assert memory["writes"][0]["kinds"] == {"cheatsheet": {"added": 1}}
-    assert re.search(r"cheatsheet  cheatsheet: 1 added\s+0\s+1\n", printed)
+    assert re.search(r"cheatsheet: 1 added\s+0\s+1\s+1 of 2 \(1 changed nothing\)\n", printed)
 
 
 def test_a_skipped_near_copy_is_not_counted_as_kept(
@@ -102,7 +108,25 @@ def test_a_skipped_near_copy_is_not_counted_as_kept(
     folder = stream(tmp_path, "bank", ["apple", twice, "cloud", "no"], 1)
     printed, memory, _ = report(folder, capsys)
     assert memory["writes"][0]["kinds"] == {"item": {"kept": 1, "not kept (a near-copy)": 1}}
-    assert re.search(r"bank\s+item: 1 kept, 1 not kept \(a near-copy\)\s+0\s+1\n", printed)
+    kept = r"item: 1 kept, 1 not kept \(a near-copy\)\s+0\s+1"
+    assert re.search(rf"bank\s+{kept}\s+0 of 2 \(1 in part, 1 changed nothing\)\n", printed)
+
+
+def test_the_memory_line_says_how_many_curator_replies_the_memory_took_in_full(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30's goal counts replies parsed *and applied*: a reply whose every line became an
+    edit is taken in full, one that changed nothing is said apart, and a strategy that asks no
+    curator shows none."""
+    replies = ["apple", "apple river", "ADD: Use every listed word."]
+    replies += ["cloud", "cloud stone", "this line is chatter"]
+    printed, memory, md = report(stream(tmp_path, "insights", replies), capsys)
+    [written] = memory["writes"]
+    assert (written["replies"], written["in_full"], written["in_part"]) == (2, 1, 0)
+    assert re.search(r"insights  rule: 1 added\s+0\s+1\s+1 of 2 \(1 changed nothing\)\n", printed)
+    assert "curator replies taken in full" in printed and "| 1 of 2 (1 changed nothing) |" in md
+    exemplars = stream(tmp_path, "exemplars", ["apple river", "cloud stone"])
+    assert re.search(r"exemplars  exemplar: 2 kept\s+0\s+0\s+-\n", report(exemplars, capsys)[0])
 
 
 # k0: a plain answer, then a draft refined into the same verdict, then one refined into a pass;

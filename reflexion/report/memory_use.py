@@ -1,7 +1,7 @@
 """What a run's memory cost and did, read from its trace: per strategy and role, the share of
 prompt tokens that was memory text and the share the runtime served from its prefix cache; for
 `proactive`, how often the answer refined itself and whether that changed the held-out verdict;
-and the lessons each strategy wrote, by kind.
+and what each strategy wrote (reflexion.report.memory_writes).
 
 >>> use = memory_use(run_steps("runs/x"), run_results("runs/x"))  # doctest: +SKIP
 >>> print(format_memory(use))                                      # doctest: +SKIP
@@ -15,10 +15,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from reflexion.core.records import Kind, Record, Step, TaskResult
+from reflexion.core.records import Record, Step, TaskResult
+from reflexion.report.memory_writes import (
+    WRITES_COLUMNS,
+    WRITES_TEXT,
+    WRITES_TITLE,
+    Writes,
+    writes,
+    writes_rows,
+)
 from reflexion.report.summary import align
 
 
@@ -47,17 +54,6 @@ class Refining(Record):
     fixed: int  # the draft failed held-out, the final answer passed
     broke: int  # the draft passed held-out, the final answer failed
     same: int
-
-
-@dataclass(frozen=True)
-class Writes(Record):
-    """The lessons one strategy wrote: kind -> what was done -> how many times (kept, added,
-    upvoted, dropped, ...), board edits that were skipped, and replies that did not parse."""
-
-    strategy: str
-    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
-    skipped: int = 0
-    unparsed: int = 0
 
 
 @dataclass(frozen=True)
@@ -149,41 +145,6 @@ def refining(steps: Sequence[Step], results: Sequence[TaskResult]) -> list[Refin
     return [Refining(name, *(c[f] for f in fields)) for name, c in counts.items()]
 
 
-def writes(steps: Sequence[Step]) -> list[Writes]:
-    """One Writes per strategy that wrote, skipped or failed to parse anything."""
-    kinds: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-    other: dict[str, Counter[str]] = defaultdict(Counter)
-    pending: dict[tuple[str, str, int], list[Step]] = defaultdict(list)
-    for s in steps:
-        trial = (s.strategy, s.task_id, s.seed)
-        if s.kind == "remember":
-            kind = str(s.data.get("kind", Kind.REFLECTION))
-            kinds[s.strategy][kind][_kept(s.data)] += 1
-        elif s.kind == "revise":  # its kind comes on the "revised" step that closes the reply
-            pending[trial].append(s)
-        elif s.kind == "revised":
-            for edit in pending.pop(trial, []):
-                kinds[s.strategy][str(s.data.get("kind", "board"))][_edited(edit.output)] += 1
-            skipped = sum(line.startswith("skipped") for line in s.output.splitlines())
-            other[s.strategy]["skipped"] += skipped
-        elif s.kind in ("unparsed", "skipped"):  # a reply not read; operations of one not applied
-            other[s.strategy][s.kind] += 1 if s.kind == "unparsed" else len(s.output.splitlines())
-    for (strategy, _, _), edits in pending.items():  # no closing step: kind from the lesson
-        for edit in edits:
-            kind = str((edit.data.get("before") or {}).get("kind", "board"))
-            kinds[strategy][kind][_edited(edit.output)] += 1
-    names = dict.fromkeys([*kinds, *other])
-    return [
-        Writes(
-            name,
-            {k: dict(ops) for k, ops in kinds[name].items()},
-            other[name]["skipped"],
-            other[name]["unparsed"],
-        )
-        for name in names
-    ]
-
-
 def recalls(steps: Sequence[Step]) -> list[Recalls]:
     """One Recalls per strategy that recalled, in order of appearance.
 
@@ -209,35 +170,9 @@ def recalls(steps: Sequence[Step]) -> list[Recalls]:
     return [Recalls(name, *(c[f] for f in fields)) for name, c in counts.items()]
 
 
-def _kept(data: dict[str, Any]) -> str:
-    if data.get("frozen"):
-        return "not kept (frozen)"
-    if "duplicate_of" in data:  # bank: a near-copy of an item kept for the same question
-        return "not kept (a near-copy)"
-    return "merged" if "merged_into" in data else "kept"
-
-
-EDITED = {
-    "add": "added",
-    "edit": "edited",
-    "upvote": "upvoted",
-    "downvote": "downvoted",
-    "replace": "rewritten",
-}
-
-
-def _edited(note: str) -> str:
-    """What a revise step did, from its note ("upvote r1: 3 votes", "... 0 votes, dropped")."""
-    if note.rstrip().endswith("dropped"):
-        return "dropped"
-    op = note.split(" ", 1)[0]  # insights: an edit that copied a rule upvotes it, "restated by"
-    return EDITED.get(op, op) + (" (restated by an edit)" if "(restated by" in note else "")
-
-
 ROLE_COLUMNS = ("strategy", "role", "calls", "prompt tokens", "memory", "cached")
 REFINING_COLUMNS: tuple[str, ...] = ("strategy", "answers", "refined", "refines")
 REFINING_COLUMNS += ("with a draft", "fixed", "broke", "same")
-WRITES_COLUMNS = ("strategy", "lessons written", "edits skipped", "replies unparsed")
 RECALLS_COLUMNS: tuple[str, ...] = ("strategy", "recalls", "lessons recalled", "this task")
 RECALLS_COLUMNS += ("other tasks", "other runs")
 
@@ -286,27 +221,6 @@ def refining_rows(rows: Sequence[Refining]) -> list[tuple[str, ...]]:
     ]
 
 
-def writes_rows(rows: Sequence[Writes]) -> list[tuple[str, ...]]:
-    """The memory lines' cells: per kind, what was done how often.
-
-    >>> writes_rows([Writes("insights", {"rule": {"added": 2, "dropped": 1}}, 1, 0)])[0]
-    ('insights', 'rule: 2 added, 1 dropped', '1', '0')
-    """
-    return [
-        (
-            w.strategy,
-            "; ".join(
-                f"{kind}: " + ", ".join(f"{n} {op}" for op, n in ops.items())
-                for kind, ops in w.kinds.items()
-            )
-            or "none",
-            str(w.skipped),
-            str(w.unparsed),
-        )
-        for w in rows
-    ]
-
-
 def recalls_rows(rows: Sequence[Recalls]) -> list[tuple[str, ...]]:
     """The recall table's cells: the lessons, and each source's share of them.
 
@@ -349,18 +263,6 @@ REFINING_TEXT = (
     "draft before the first one, whether the final answer's held-out verdict differs from the "
     "draft's: fixed (draft failed, final passed), broke (draft passed, final failed), same."
 )
-WRITES_TITLE = "Memory written"
-WRITES_TEXT = (
-    "Per strategy, the lessons it wrote, by kind: kept (stored from an attempt), merged (into a "
-    "near-duplicate), not kept (frozen memory, or a near-copy that was skipped), and the board "
-    "changes (a rule added, edited, up- or downvoted, dropped at zero votes; an edit that "
-    "restated another rule upvotes that rule; a cheatsheet rewritten). Edits skipped: board "
-    "edits that could not apply (a missing id, an empty text, a near-copy, a frozen memory, a "
-    "board outside --order stream). Replies unparsed: replies, or lines of them, that were not "
-    "in the expected form; they change nothing."
-)
-
-
 RECALLS_TITLE = "Memory recalled"
 RECALLS_TEXT = (
     "Per strategy, the episodes that asked the memory (recalls), the lessons they got, and "
