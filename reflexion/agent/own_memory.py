@@ -74,7 +74,7 @@ def as_task(task: Task | str) -> Task:
     """A Task, or a string that is both its id and its text (what recall searches by).
 
     >>> as_task("Plan a trip to Oslo.")
-    Task(id='Plan a trip to Oslo.', prompt='Plan a trip to Oslo.', spec={})
+    Task(id='Plan a trip to Oslo.', prompt='Plan a trip to Oslo.', spec={}, question='')
     """
     if isinstance(task, Task):
         return task

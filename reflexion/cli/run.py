@@ -122,8 +122,8 @@ def _note(line: str) -> None:
 def print_more(report: Report) -> None:
     """Under the main table: the paired comparisons (two strategies or more), how the
     visible signal did against held-out when the model's own tests were part of it, and what
-    memory cost and did (reflexion.report.memory_use) when the trace tells."""
-    from reflexion.report.memory_use import format_memory
+    memory cost and did (reflexion.report.memory) when the trace tells."""
+    from reflexion.report.memory import format_memory
     from reflexion.report.paired import format_pairs
     from reflexion.report.signals import format_signals
 

@@ -23,7 +23,7 @@ from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
 from reflexion.models.prices import Pricing, pricing
 from reflexion.report.folders import run_steps
-from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
+from reflexion.report.memory import MemoryUse, memory_tables, memory_use
 from reflexion.report.pages import Page, Table, render_html, render_markdown
 from reflexion.report.paired import PAIR_COLUMNS, PAIRED_TEXT, Pair, all_pairs, pair_rows
 from reflexion.report.plots import plot_by_cost, plot_by_episode, plot_by_position

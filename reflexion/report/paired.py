@@ -4,8 +4,8 @@ the tasks where the two disagree; the tasks both passed or both failed say nothi
 side is better).
 
     >>> c = compare_paired({"a": True, "b": True, "c": False}, {"a": True, "b": False, "c": False})
-    >>> (c.won, c.lost, c.tied, c.difference)
-    (1, 0, 2, -0.3333333333333333)
+    >>> (c.won, c.lost, c.tied, c.difference)  # b against a: b lost task b
+    (0, 1, 2, -0.3333333333333333)
     >>> round(c.p_value, 3)
     1.0
 """

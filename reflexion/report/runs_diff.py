@@ -21,7 +21,7 @@ from pathlib import Path
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record, Step, TaskResult
 from reflexion.report.folders import differing_settings, run_results, run_steps
-from reflexion.report.memory_use import is_call
+from reflexion.report.memory import is_call
 from reflexion.report.paired import Pair, pair, pair_rows
 from reflexion.report.summary import align
 

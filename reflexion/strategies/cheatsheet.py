@@ -129,7 +129,8 @@ def rendered(texts: Sequence[str]) -> str:
 def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     """The sheet after a JSON reply's delta operations (bullets by the numbers the model saw: a
     removed bullet keeps its number until the whole reply is applied; adds go at the end, and an
-    add of a bullet already there is skipped), and the operations skipped, one line each."""
+    add of a bullet already there is skipped), and the operations skipped, one line each. A reply
+    that would leave no bullet leaves the sheet as it was, and says so."""
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
@@ -152,6 +153,8 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         else:
             skipped.append(f"skipped {name}, {_why(name, text, there)}: {op}"[:200])
     kept = [t for t in texts if t is not None] + added
+    if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
+        return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
     return rendered(kept), skipped
 
 

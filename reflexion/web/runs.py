@@ -22,7 +22,7 @@ from reflexion.report.build import (
     facts,
     run_pricing,
 )
-from reflexion.report.memory_use import MemoryUse, memory_tables, memory_use
+from reflexion.report.memory import MemoryUse, memory_tables, memory_use
 from reflexion.report.paired import all_pairs
 from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
 from reflexion.report.stream import (

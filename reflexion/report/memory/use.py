@@ -1,7 +1,7 @@
 """What a run's memory cost and did, read from its trace: per strategy and role, the share of
 prompt tokens that was memory text and the share the runtime served from its prefix cache; for
 `proactive`, how often the answer refined itself and whether that changed the held-out verdict;
-and what each strategy wrote (reflexion.report.memory_writes).
+and what each strategy wrote (reflexion.report.memory.writes).
 
 >>> use = memory_use(run_steps("runs/x"), run_results("runs/x"))  # doctest: +SKIP
 >>> print(format_memory(use))                                      # doctest: +SKIP
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reflexion.core.records import Record, Step, TaskResult
-from reflexion.report.memory_writes import (
+from reflexion.report.memory.writes import (
     WRITES_COLUMNS,
     WRITES_TEXT,
     WRITES_TITLE,

@@ -103,7 +103,8 @@ def _outcome(s: Step) -> dict[str, int]:
     """What one step after a curator reply says of it: changes made and not made."""
     if s.kind == "revise":
         return {"made": 1}
-    if s.kind == "remember" and s.data.get("kind") != Kind.REFLECTION:  # bank's items
+    mine = s.data.get("kind", Kind.REFLECTION) != Kind.REFLECTION  # bank's items, not reflections
+    if s.kind == "remember" and mine:
         return {"made": 1} if _kept(s.data) in ("kept", "merged") else {"missed": 1}
     if s.kind == "unparsed":
         return {"missed": 1}
@@ -187,6 +188,7 @@ WRITES_TEXT = (
     "board outside --order stream). Replies unparsed: replies, or lines of them, that were not "
     "in the expected form; they change nothing. Curator replies taken in full: the replies of "
     "insights, cheatsheet and bank (distill calls) that changed the memory with nothing in them "
-    "skipped or unparsed; in part: changed it, with something skipped or unparsed; changed "
-    "nothing: every operation skipped, or the reply unparsed or empty."
+    "skipped or unparsed (an insights edit that restates another rule counts, as the upvote of "
+    "that rule it becomes); in part: changed it, with something skipped or unparsed; changed "
+    "nothing: every operation skipped or without effect, or the reply unparsed or empty."
 )
