@@ -18,7 +18,7 @@ from typing import Any
 
 from reflexion.core.records import Kind, Record, Step
 
-Trial = tuple[str, str, int]  # strategy, task, seed
+TrialKey = tuple[str, str, int]  # strategy, task, seed
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def writes(steps: Sequence[Step]) -> list[Writes]:
     """One Writes per strategy that wrote, skipped or failed to parse anything."""
     kinds: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     other: dict[str, Counter[str]] = defaultdict(Counter)
-    pending: dict[Trial, list[Step]] = defaultdict(list)
+    pending: dict[TrialKey, list[Step]] = defaultdict(list)
     for s in steps:
         trial = (s.strategy, s.task_id, s.seed)
         if s.kind == "remember":
@@ -78,9 +78,9 @@ def replies(steps: Sequence[Step]) -> dict[str, Counter[str]]:
     next answer or reply: changes made (a board edit, a lesson kept) and changes not made (a
     reply or line unparsed, an operation skipped, a near-copy not kept)."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    open_replies: dict[Trial, Counter[str]] = {}
+    open_replies: dict[TrialKey, Counter[str]] = {}
 
-    def close(trial: Trial) -> None:
+    def close(trial: TrialKey) -> None:
         if (reply := open_replies.pop(trial, None)) is None:
             return
         missed = "in part" if reply["missed"] else "in full"
