@@ -428,6 +428,22 @@ def test_a_cheatsheet_reply_that_would_empty_the_sheet_leaves_it_and_says_so(
     assert re.search(r"cheatsheet: 1 added\s+1\s+0\s+1 of 2 \(1 changed nothing\)\n", printed)
 
 
+def test_a_cheatsheet_edit_that_copies_another_bullet_is_skipped(tmp_path: Path) -> None:
+    """On the SQL stream 21 of 157 edits rewrote a bullet into another bullet's text, and the sheet
+    the last question saw held one bullet five times: an edit may not copy a bullet, as an add may
+    not, while an edit to new text beside it still applies."""
+    first = ops({"op": "add", "text": "List the words."}, {"op": "add", "text": "Use each."})
+    second = ops(
+        {"op": "edit", "bullet": 2, "text": "List the words."},
+        {"op": "edit", "bullet": 1, "text": "List every word."},
+    )
+    _, _, folder = json_stream(tmp_path, "cheatsheet", ["apple river", first, "x", second], 1)
+    [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
+    assert sheet.text == "[1] List every word.\n[2] Use each."
+    [skipped] = steps(folder, "skipped")
+    assert skipped["output"].startswith("skipped edit, a bullet already there: {'op': 'edit'")
+
+
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
     """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
     for the same question is not stored (the trace names the one it copies), while the same note

@@ -128,9 +128,9 @@ def rendered(texts: Sequence[str]) -> str:
 
 def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     """The sheet after a JSON reply's delta operations (bullets by the numbers the model saw: a
-    removed bullet keeps its number until the whole reply is applied; adds go at the end, and an
-    add of a bullet already there is skipped), and the operations skipped, one line each. A reply
-    that would leave no bullet leaves the sheet as it was, and says so."""
+    removed bullet keeps its number until the whole reply is applied; adds go at the end; an add
+    or an edit that would copy another bullet is skipped), and the operations skipped, one line
+    each. A reply that would leave no bullet leaves the sheet as it was, and says so."""
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
@@ -143,30 +143,34 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         n = op.get("bullet") if isinstance(op, dict) else None
         text = str(op.get("text") or "").strip() if isinstance(op, dict) else ""
         known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
-        there = text in texts or text in added  # the same bullet twice teaches nothing
+        editing = name == "edit" and known and isinstance(n, int)
+        others = texts[: n - 1] + texts[n:] if editing and isinstance(n, int) else texts
+        there = text in others or text in added  # the same bullet twice teaches nothing
         if name == "add" and text and not there and len(texts) + len(added) < MAX_BULLETS:
             added.append(text[:BULLET_CHARS])
-        elif name == "edit" and known and text and isinstance(n, int):
+        elif name == "edit" and known and text and not there and isinstance(n, int):
             texts[n - 1] = text[:BULLET_CHARS]
         elif name == "remove" and known and isinstance(n, int):
             texts[n - 1] = None
         else:
-            skipped.append(f"skipped {name}, {_why(name, text, there)}: {op}"[:200])
+            skipped.append(f"skipped {name}, {_why(name, text, there, known)}: {op}"[:200])
     kept = [t for t in texts if t is not None] + added
     if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
         return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
     return rendered(kept), skipped
 
 
-def _why(name: object, text: str, there: bool) -> str:
+def _why(name: object, text: str, there: bool, known: bool) -> str:
     """Why an operation of a reply was skipped."""
     if name not in ("add", "edit", "remove"):
         return "not an operation"
     if name != "remove" and not text:
         return "no text"
-    if name == "add":
-        return "a bullet already there" if there else f"the sheet holds {MAX_BULLETS} bullets"
-    return "no such bullet"
+    if name == "remove" or (name == "edit" and not known):
+        return "no such bullet"
+    if there:
+        return "a bullet already there"
+    return f"the sheet holds {MAX_BULLETS} bullets"
 
 
 def new_sheet(reply: str, old: str) -> tuple[str, str]:
