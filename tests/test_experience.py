@@ -15,6 +15,7 @@ from running import RunConfig, run
 from memory import ChromaMemory, HashEmbedder
 from reflexion.cli import main
 from reflexion.core.records import Reflection, Task
+from reflexion.strategies import cheatsheet
 from reflexion.trial.board import undo_interrupted
 
 
@@ -429,19 +430,39 @@ def test_a_cheatsheet_reply_that_would_empty_the_sheet_leaves_it_and_says_so(
 
 
 def test_a_cheatsheet_edit_that_copies_another_bullet_is_skipped(tmp_path: Path) -> None:
-    """On the SQL stream 21 of 157 edits rewrote a bullet into another bullet's text, and the sheet
-    the last question saw held one bullet five times: an edit may not copy a bullet, as an add may
-    not, while an edit to new text beside it still applies."""
+    """On the SQL stream 16 of 159 replies left a copy of a bullet on the sheet by an edit (19
+    copies), and the sheet the last question saw held one bullet five times: an edit may not copy
+    a bullet, as an add may not, while the reply's other operations still apply."""
     first = ops({"op": "add", "text": "List the words."}, {"op": "add", "text": "Use each."})
     second = ops(
         {"op": "edit", "bullet": 2, "text": "List the words."},
-        {"op": "edit", "bullet": 1, "text": "List every word."},
+        {"op": "add", "text": "Keep it short."},
     )
     _, _, folder = json_stream(tmp_path, "cheatsheet", ["apple river", first, "x", second], 1)
     [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
-    assert sheet.text == "[1] List every word.\n[2] Use each."
+    assert sheet.text == "[1] List the words.\n[2] Use each.\n[3] Keep it short."
     [skipped] = steps(folder, "skipped")
     assert skipped["output"].startswith("skipped edit, a bullet already there: {'op': 'edit'")
+
+
+@pytest.mark.parametrize(
+    ("operations", "sheet"),
+    [  # the same result whatever the order; only a copy left on the sheet is refused
+        ([("edit", 2, "A"), ("edit", 1, "X")], "[1] X\n[2] A\n[3] C"),
+        ([("edit", 1, "X"), ("edit", 2, "A")], "[1] X\n[2] A\n[3] C"),
+        ([("edit", 2, "A"), ("remove", 1, "")], "[1] A\n[2] C"),
+        ([("remove", 1, ""), ("edit", 2, "A")], "[1] A\n[2] C"),
+        ([("edit", 1, "B"), ("edit", 2, "A")], "[1] B\n[2] A\n[3] C"),
+        ([("edit", 2, "C"), ("edit", 3, "C")], "[1] A\n[2] B\n[3] C"),
+        ([("edit", 1, "Z"), ("edit", 2, "Z")], "[1] A\n[2] Z\n[3] C"),
+        ([("edit", 1, "B"), ("edit", 2, "C")], "[1] A\n[2] B\n[3] C"),  # undone in turn
+    ],
+)
+def test_a_cheatsheet_copy_is_judged_on_the_sheet_the_reply_leaves(
+    operations: list[tuple[str, int, str]], sheet: str
+) -> None:
+    reply = ops(*({"op": op, "bullet": n, "text": text} for op, n, text in operations))
+    assert cheatsheet.updated("[1] A\n[2] B\n[3] C", reply)[0] == sheet
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
