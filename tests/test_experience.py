@@ -4,6 +4,7 @@ the next task is shown, what a malformed reply does, and that the held-out signa
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -447,22 +448,29 @@ def test_a_cheatsheet_edit_that_copies_another_bullet_is_skipped(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("operations", "sheet"),
-    [  # the same result whatever the order; only a copy left on the sheet is refused
-        ([("edit", 2, "A"), ("edit", 1, "X")], "[1] X\n[2] A\n[3] C"),
-        ([("edit", 1, "X"), ("edit", 2, "A")], "[1] X\n[2] A\n[3] C"),
-        ([("edit", 2, "A"), ("remove", 1, "")], "[1] A\n[2] C"),
-        ([("remove", 1, ""), ("edit", 2, "A")], "[1] A\n[2] C"),
-        ([("edit", 1, "B"), ("edit", 2, "A")], "[1] B\n[2] A\n[3] C"),
-        ([("edit", 2, "C"), ("edit", 3, "C")], "[1] A\n[2] B\n[3] C"),
-        ([("edit", 1, "Z"), ("edit", 2, "Z")], "[1] A\n[2] Z\n[3] C"),
-        ([("edit", 1, "B"), ("edit", 2, "C")], "[1] A\n[2] B\n[3] C"),  # undone in turn
+    [
+        ([("edit", 2, "A"), ("edit", 1, "X")], "X|A|C"),
+        ([("edit", 2, "A"), ("remove", 1, "")], "A|C"),
+        ([("edit", 1, "B"), ("edit", 2, "A")], "B|A|C"),  # a swap
+        ([("edit", 1, "B"), ("edit", 2, "A"), ("edit", 3, "A")], "B|A|C"),
+        ([("edit", 2, "C"), ("edit", 3, "C")], "A|B|C"),
+        ([("edit", 1, "Z"), ("edit", 2, "Z")], "Z|B|C"),  # the lower number keeps its edit
+        ([("edit", 1, "B"), ("edit", 2, "C")], "A|B|C"),  # undone in turn
+        ([("add", 0, "A"), ("remove", 1, "")], "B|C|A"),
+        ([("add", 0, "A"), ("edit", 1, "X")], "X|B|C|A"),
+        ([("add", 0, "X"), ("edit", 1, "X")], "X|B|C"),
+        ([("edit", 1, "B"), ("add", 0, "A")], "A|B|C"),
     ],
 )
 def test_a_cheatsheet_copy_is_judged_on_the_sheet_the_reply_leaves(
     operations: list[tuple[str, int, str]], sheet: str
 ) -> None:
-    reply = ops(*({"op": op, "bullet": n, "text": text} for op, n, text in operations))
-    assert cheatsheet.updated("[1] A\n[2] B\n[3] C", reply)[0] == sheet
+    """Whatever the order of a reply's operations, the sheet is the same, and no operation
+    leaves a copy of a bullet on it."""
+    for order in itertools.permutations(operations):
+        reply = ops(*({"op": op, "bullet": n, "text": text} for op, n, text in order))
+        after = cheatsheet.updated("[1] A\n[2] B\n[3] C", reply)[0]
+        assert list(cheatsheet.bullets(after)) == sheet.split("|"), order
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:

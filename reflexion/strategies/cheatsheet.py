@@ -127,79 +127,86 @@ def rendered(texts: Sequence[str]) -> str:
 
 
 def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
-    """The sheet after a JSON reply's delta operations (bullets by the numbers the model saw: a
-    removed bullet keeps its number until the whole reply is applied; adds go at the end; an add
-    of a bullet already there is skipped, and so is an edit whose text another bullet still
-    holds once the reply is applied), and the operations skipped, one line each. A reply that
-    would leave no bullet leaves the sheet as it was, and says so."""
+    """The sheet after a JSON reply's delta operations, and one line for each operation skipped.
+
+    Bullets are named by the numbers the model saw: a removed bullet keeps its number until the
+    whole reply is applied, and a later operation on a bullet replaces an earlier one. No
+    operation may leave a copy of a bullet on the sheet, whatever the order of the reply:
+    edits and removals are applied first, then an edit whose text another bullet holds is
+    undone (`_undo_copies`), then the adds go at the end, each skipped if the sheet already
+    holds its text. A reply that would leave no bullet leaves the sheet as it was, and says so.
+    """
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
         return sheet, [NO_OPERATIONS]
     texts: list[str | None] = list(bullets(sheet))
     before = list(texts)
-    added: list[str] = []
-    edits: list[tuple[int, object]] = []
+    adds: list[tuple[str, object]] = []
+    edits: dict[int, object] = {}
     skipped: list[str] = []
     for op in ops[:MAX_OPS]:
         name = op.get("op") if isinstance(op, dict) else None
         n = op.get("bullet") if isinstance(op, dict) else None
         text = str(op.get("text") or "").strip()[:BULLET_CHARS] if isinstance(op, dict) else ""
         known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
-        there = text in texts or text in added  # the same bullet twice teaches nothing
-        if name == "add" and text and not there and len(texts) + len(added) < MAX_BULLETS:
-            added.append(text)
+        if name == "add" and text:
+            adds.append((text, op))
         elif name == "edit" and known and text and isinstance(n, int):
-            texts[n - 1] = text
-            edits.append((n - 1, op))
+            texts[n - 1], edits[n - 1] = text, op
         elif name == "remove" and known and isinstance(n, int):
             texts[n - 1] = None
+            edits.pop(n - 1, None)
         else:
-            skipped.append(f"skipped {name}, {_why(name, text, there)}: {op}"[:200])
-    skipped += _undo_copies(texts, before, added, edits)
-    kept = [t for t in texts if t is not None] + added
+            skipped.append(f"skipped {name}, {_why(name, text)}: {op}"[:200])
+    skipped += _undo_copies(texts, before, edits)
+    kept = [t for t in texts if t is not None]
+    skipped += _add(kept, adds)
     if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
         return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
     return rendered(kept), skipped
 
 
 def _undo_copies(
-    texts: list[str | None],
-    before: list[str | None],
-    added: list[str],
-    edits: list[tuple[int, object]],
+    texts: list[str | None], before: list[str | None], edits: dict[int, object]
 ) -> list[str]:
-    """Undo, in `texts`, each edit whose text another bullet holds once the reply is applied (of
-    edits to one text, the last stays), until none does, since an undone edit brings its old text
-    back; then drop an add that copies a bullet so restored. Say what was undone: a reply may not
-    copy a bullet, however it orders its operations."""
+    """Undo, in `texts`, each edit whose text another bullet holds, and return one line for
+    each. Of two bullets edited to one text, the lower-numbered keeps its edit. An undone edit
+    brings back the bullet as the model saw it, which may make another edit a copy, so this
+    repeats until no edit is a copy (at most once per edit)."""
     undone: list[str] = []
-    last = dict(edits)  # a bullet edited twice: its last edit is the one that holds
     while True:
-        copies = [i for i in last if texts[i] not in (None, before[i]) and _held(texts, added, i)]
+        copies = [
+            i
+            for i in edits
+            if texts[i] not in (None, before[i]) and texts[i] in texts[:i] + texts[i + 1 :]
+        ]
         if not copies:
-            break
-        texts[copies[0]] = before[copies[0]]
-        undone.append(f"skipped edit, a bullet already there: {last[copies[0]]}"[:200])
-    for text in [t for t in added if t in texts]:
-        added.remove(text)
-        undone.append(f"skipped add, a bullet already there: {text}"[:200])
-    return undone
+            return undone
+        i = max(copies)
+        texts[i] = before[i]
+        undone.append(f"skipped edit, a bullet already there: {edits[i]}"[:200])
 
 
-def _held(texts: list[str | None], added: list[str], i: int) -> bool:
-    """Whether another bullet of the sheet, or an add, holds bullet i's text."""
-    return texts[i] in texts[:i] + texts[i + 1 :] + added
+def _add(kept: list[str], adds: list[tuple[str, object]]) -> list[str]:
+    """Append the adds to `kept`, in the reply's order, and return one line for each one skipped:
+    its text already on the sheet, or the sheet full."""
+    skipped = []
+    for text, op in adds:
+        why = "a bullet already there" if text in kept else f"the sheet holds {MAX_BULLETS} bullets"
+        if text in kept or len(kept) >= MAX_BULLETS:
+            skipped.append(f"skipped add, {why}: {op}"[:200])
+        else:
+            kept.append(text)
+    return skipped
 
 
-def _why(name: object, text: str, there: bool) -> str:
-    """Why an operation of a reply was skipped."""
+def _why(name: object, text: str) -> str:
+    """Why an operation of a reply was skipped as it was read."""
     if name not in ("add", "edit", "remove"):
         return "not an operation"
     if name != "remove" and not text:
         return "no text"
-    if name == "add":
-        return "a bullet already there" if there else f"the sheet holds {MAX_BULLETS} bullets"
     return "no such bullet"
 
 
