@@ -28,7 +28,8 @@ async def both(model: ChatLocalGGUF, task: Task, tokens: int) -> tuple[int, floa
         model.ainvoke(asked, max_tokens=tokens, temperature=0.7, seed=1),
     )
     seconds = time.perf_counter() - start
-    return sum(int(r.usage_metadata["output_tokens"]) for r in replies), seconds  # type: ignore[index]
+    made = sum((r.usage_metadata or {"output_tokens": 0})["output_tokens"] for r in replies)
+    return made, seconds
 
 
 def main() -> None:
@@ -41,16 +42,18 @@ def main() -> None:
     for model in models.values():
         model.load()
         asyncio.run(both(model, tasks[-1], 8))  # the schema into every slot's cache
-    totals = {slots: [0, 0.0] for slots in models}
+    tokens = dict.fromkeys(models, 0)
+    seconds = dict.fromkeys(models, 0.0)
     for i, task in enumerate(tasks[: args.questions]):
         for slots in (1, 2) if i % 2 == 0 else (2, 1):
-            tokens, seconds = asyncio.run(both(models[slots], task, args.tokens))
-            totals[slots][0] += tokens
-            totals[slots][1] += seconds
-    speed = {slots: t[0] / t[1] for slots, t in totals.items()}
+            made, took = asyncio.run(both(models[slots], task, args.tokens))
+            tokens[slots] += made
+            seconds[slots] += took
+    speed = {slots: tokens[slots] / seconds[slots] for slots in models}
     print(f"{args.questions} SQL questions, each asked twice at once, up to {args.tokens} tokens")
-    for slots, (tokens, seconds) in totals.items():
-        print(f"  {slots} slot(s)  {tokens:6d} tokens in {seconds:6.1f} s  {speed[slots]:6.2f} tok/s")
+    for slots in models:
+        rate = f"{speed[slots]:6.2f} tok/s"
+        print(f"  {slots} slot(s)  {tokens[slots]:6d} tokens in {seconds[slots]:6.1f} s  {rate}")
     print(f"ratio two slots / one: {speed[2] / speed[1]:.2f}x")
 
 
