@@ -424,10 +424,13 @@ def test_a_cheatsheet_reply_that_would_empty_the_sheet_leaves_it_and_says_so(
     [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
     assert sheet.text == "[1] List the words."
     [skipped] = steps(folder, "skipped")
-    assert skipped["output"] == "skipped the reply's edits: they would leave the sheet empty"
+    assert skipped["output"].splitlines() == [
+        "skipped edit, replaced by a later one: {'op': 'edit', 'bullet': 1, 'text': 'Use each.'}",
+        "skipped the reply's edits: they would leave the sheet empty",
+    ]
     assert main(["report", str(folder)]) == 0
     printed = capsys.readouterr().out
-    assert re.search(r"cheatsheet: 1 added\s+1\s+0\s+1 of 2 \(1 changed nothing\)\n", printed)
+    assert re.search(r"cheatsheet: 1 added\s+2\s+0\s+1 of 2 \(1 changed nothing\)\n", printed)
 
 
 def test_a_cheatsheet_edit_that_copies_another_bullet_is_skipped(tmp_path: Path) -> None:
@@ -471,6 +474,20 @@ def test_a_cheatsheet_copy_is_judged_on_the_sheet_the_reply_leaves(
         reply = ops(*({"op": op, "bullet": n, "text": text} for op, n, text in order))
         after = cheatsheet.updated("[1] A\n[2] B\n[3] C", reply)[0]
         assert list(cheatsheet.bullets(after)) == sheet.split("|"), order
+
+
+def test_a_cheatsheet_edit_that_a_later_operation_replaces_is_said() -> None:
+    """The 1.5B model sometimes edits a bullet and then edits or removes it again in one reply:
+    only the last operation on a bullet has an effect, and the earlier edit is a skipped line,
+    so the report does not count such a reply as taken in full."""
+    edit = {"op": "edit", "bullet": 2, "text": "Y"}
+    for later, sheet in (
+        ({"op": "edit", "bullet": 2, "text": "Z"}, "A|Z|C"),
+        ({"op": "remove", "bullet": 2}, "A|C"),
+    ):
+        after, skipped = cheatsheet.updated("[1] A\n[2] B\n[3] C", ops(edit, later))
+        assert list(cheatsheet.bullets(after)) == sheet.split("|")
+        assert skipped == [f"skipped edit, replaced by a later one: {edit}"]
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:

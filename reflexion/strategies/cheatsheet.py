@@ -130,11 +130,12 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     """The sheet after a JSON reply's delta operations, and one line for each operation skipped.
 
     Bullets are named by the numbers the model saw: a removed bullet keeps its number until the
-    whole reply is applied, and a later operation on a bullet replaces an earlier one. No
-    operation may leave a copy of a bullet on the sheet, whatever the order of the reply:
-    edits and removals are applied first, then an edit whose text another bullet holds is
-    undone (`_undo_copies`), then the adds go at the end, each skipped if the sheet already
-    holds its text. A reply that would leave no bullet leaves the sheet as it was, and says so.
+    whole reply is applied, and a later edit or removal of a bullet replaces an earlier edit of
+    it (which is then skipped, and said). No operation may leave a copy of a bullet on the
+    sheet, whatever the order of the reply: edits and removals are applied first, then an edit
+    whose text another bullet holds is undone (`_undo_copies`), then the adds go at the end,
+    each skipped if the sheet already holds its text. A reply that would leave no bullet leaves
+    the sheet as it was, and says so.
     """
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
@@ -150,13 +151,15 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         n = op.get("bullet") if isinstance(op, dict) else None
         text = str(op.get("text") or "").strip()[:BULLET_CHARS] if isinstance(op, dict) else ""
         known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
+        change = known and (name == "remove" or (name == "edit" and bool(text)))
         if name == "add" and text:
             adds.append((text, op))
-        elif name == "edit" and known and text and isinstance(n, int):
-            texts[n - 1], edits[n - 1] = text, op
-        elif name == "remove" and known and isinstance(n, int):
-            texts[n - 1] = None
-            edits.pop(n - 1, None)
+        elif change and isinstance(n, int):
+            if n - 1 in edits:  # an earlier edit of this bullet had no effect: say so
+                skipped.append(f"skipped edit, replaced by a later one: {edits.pop(n - 1)}"[:200])
+            texts[n - 1] = text if name == "edit" else None
+            if name == "edit":
+                edits[n - 1] = op
         else:
             skipped.append(f"skipped {name}, {_why(name, text)}: {op}"[:200])
     skipped += _undo_copies(texts, before, edits)
