@@ -478,16 +478,20 @@ def test_a_cheatsheet_copy_is_judged_on_the_sheet_the_reply_leaves(
 
 def test_a_cheatsheet_edit_that_a_later_operation_replaces_is_said() -> None:
     """The 1.5B model sometimes edits a bullet and then edits or removes it again in one reply:
-    only the last operation on a bullet has an effect, and the earlier edit is a skipped line,
-    so the report does not count such a reply as taken in full."""
+    a later edit or removal replaces the earlier edit, which is a skipped line, so the report
+    does not count such a reply as taken in full; an edit after a removal is skipped, saying
+    why."""
     edit = {"op": "edit", "bullet": 2, "text": "Y"}
-    for later, sheet in (
-        ({"op": "edit", "bullet": 2, "text": "Z"}, "A|Z|C"),
-        ({"op": "remove", "bullet": 2}, "A|C"),
-    ):
+    remove = {"op": "remove", "bullet": 2}
+    for later, sheet in (({"op": "edit", "bullet": 2, "text": "Z"}, "A|Z|C"), (remove, "A|C")):
         after, skipped = cheatsheet.updated("[1] A\n[2] B\n[3] C", ops(edit, later))
         assert list(cheatsheet.bullets(after)) == sheet.split("|")
         assert skipped == [f"skipped edit, replaced by a later one: {edit}"]
+    after, skipped = cheatsheet.updated("[1] A\n[2] B\n[3] C", ops(remove, edit))
+    assert (after, skipped) == (
+        "[1] A\n[2] C",
+        [f"skipped edit, removed earlier in the reply: {edit}"],
+    )
 
 
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:

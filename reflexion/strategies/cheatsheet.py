@@ -132,10 +132,10 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     Bullets are named by the numbers the model saw: a removed bullet keeps its number until the
     whole reply is applied, and a later edit or removal of a bullet replaces an earlier edit of
     it (which is then skipped, and said). No operation may leave a copy of a bullet on the
-    sheet, whatever the order of the reply: edits and removals are applied first, then an edit
-    whose text another bullet holds is undone (`_undo_copies`), then the adds go at the end,
-    each skipped if the sheet already holds its text. A reply that would leave no bullet leaves
-    the sheet as it was, and says so.
+    sheet: edits and removals are applied first (`_apply`), then an edit whose text another
+    bullet holds is undone (`_undo_copies`), then the adds go at the end, each skipped if the
+    sheet already holds its text (`_append_adds`). A reply that would leave no bullet leaves the
+    sheet as it was, and says so.
     """
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
@@ -143,10 +143,25 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         return sheet, [NO_OPERATIONS]
     texts: list[str | None] = list(bullets(sheet))
     before = list(texts)
+    adds, edits, skipped = _apply(ops[:MAX_OPS], texts)
+    skipped += _undo_copies(texts, before, edits)
+    kept = [t for t in texts if t is not None]
+    skipped += _append_adds(kept, adds)
+    if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
+        return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
+    return rendered(kept), skipped
+
+
+def _apply(
+    ops: list[object], texts: list[str | None]
+) -> tuple[list[tuple[str, object]], dict[int, object], list[str]]:
+    """Apply the edits and removals to `texts` (None for a removed bullet), and return the adds
+    (text, operation), the edits that hold (bullet index -> operation, for a skip line if one is
+    undone) and a line for each operation skipped."""
     adds: list[tuple[str, object]] = []
     edits: dict[int, object] = {}
     skipped: list[str] = []
-    for op in ops[:MAX_OPS]:
+    for op in ops:
         name = op.get("op") if isinstance(op, dict) else None
         n = op.get("bullet") if isinstance(op, dict) else None
         text = str(op.get("text") or "").strip()[:BULLET_CHARS] if isinstance(op, dict) else ""
@@ -161,13 +176,11 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
             if name == "edit":
                 edits[n - 1] = op
         else:
-            skipped.append(f"skipped {name}, {_why(name, text)}: {op}"[:200])
-    skipped += _undo_copies(texts, before, edits)
-    kept = [t for t in texts if t is not None]
-    skipped += _add(kept, adds)
-    if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
-        return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
-    return rendered(kept), skipped
+            why = _why(name, text)
+            if why == "no such bullet" and isinstance(n, int) and 0 < n <= len(texts):
+                why = "removed earlier in the reply"  # in range, so the model saw it
+            skipped.append(f"skipped {name}, {why}: {op}"[:200])
+    return adds, edits, skipped
 
 
 def _undo_copies(
@@ -191,7 +204,7 @@ def _undo_copies(
         undone.append(f"skipped edit, a bullet already there: {edits[i]}"[:200])
 
 
-def _add(kept: list[str], adds: list[tuple[str, object]]) -> list[str]:
+def _append_adds(kept: list[str], adds: list[tuple[str, object]]) -> list[str]:
     """Append the adds to `kept`, in the reply's order, and return one line for each one skipped:
     its text already on the sheet, or the sheet full."""
     skipped = []
