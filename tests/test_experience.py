@@ -494,6 +494,16 @@ def test_a_cheatsheet_edit_that_a_later_operation_replaces_is_said() -> None:
     )
 
 
+def test_a_cheatsheet_bullet_holding_a_program_stays_one_bullet() -> None:
+    """A bullet may hold a short program, and a program's line may start like a bullet ("[2] * 3"):
+    read back, the sheet still has the bullets the reply wrote, so bullet numbers stay right."""
+    program = "counts = (\n[0] * 3\n)"
+    after, skipped = cheatsheet.updated("[1] A", ops({"op": "add", "text": program}))
+    assert skipped == [] and list(cheatsheet.bullets(after)) == ["A", "counts = (\n [0] * 3\n)"]
+    again, _ = cheatsheet.updated(after, ops({"op": "edit", "bullet": 2, "text": "B"}))
+    assert list(cheatsheet.bullets(again)) == ["A", "B"]
+
+
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
     """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
     for the same question is not stored (the trace names the one it copies), while the same note

@@ -164,7 +164,7 @@ def _apply(
     for op in ops:
         name = op.get("op") if isinstance(op, dict) else None
         n = op.get("bullet") if isinstance(op, dict) else None
-        text = str(op.get("text") or "").strip()[:BULLET_CHARS] if isinstance(op, dict) else ""
+        text = _one_bullet(str(op.get("text") or "")) if isinstance(op, dict) else ""
         known = isinstance(n, int) and 0 < n <= len(texts) and texts[n - 1] is not None
         change = known and (name == "remove" or (name == "edit" and bool(text)))
         if name == "add" and text:
@@ -181,6 +181,17 @@ def _apply(
                 why = "removed earlier in the reply"  # in range, so the model saw it
             skipped.append(f"skipped {name}, {why}: {op}"[:200])
     return adds, edits, skipped
+
+
+def _one_bullet(text: str) -> str:
+    """A bullet's text, cut to its length, in which no later line reads back as a bullet of its
+    own: a program may hold a line starting "[n] ", which gets a space before it.
+
+    >>> bullets(rendered([_one_bullet("x = 1\\n[2] * 3")]))
+    ['x = 1\\n [2] * 3']
+    """
+    head, newline, rest = text.strip()[:BULLET_CHARS].partition("\n")
+    return head + newline + BULLET.sub(lambda found: " " + found.group(0), rest)
 
 
 def _undo_copies(
