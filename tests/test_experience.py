@@ -504,6 +504,15 @@ def test_a_cheatsheet_bullet_holding_a_program_stays_one_bullet() -> None:
     assert list(cheatsheet.bullets(again)) == ["A", "B"]
 
 
+def test_a_cheatsheet_operation_beyond_the_limit_is_said() -> None:
+    """A reply not held to the schema (a model without one) may send more than 3 operations:
+    the first 3 apply, and each one beyond is a skipped line, not lost without a word."""
+    four = [{"op": "add", "text": t} for t in "WXYZ"]
+    after, skipped = cheatsheet.updated("[1] A", ops(*four))
+    assert list(cheatsheet.bullets(after)) == ["A", "W", "X", "Y"]
+    assert skipped == [f"skipped, beyond the 3 operations of a reply: {four[3]}"]
+
+
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
     """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
     for the same question is not stored (the trace names the one it copies), while the same note

@@ -144,6 +144,9 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     texts: list[str | None] = list(bullets(sheet))
     before = list(texts)
     adds, edits, skipped = _apply(ops[:MAX_OPS], texts)
+    skipped += [
+        f"skipped, beyond the {MAX_OPS} operations of a reply: {op}"[:200] for op in ops[MAX_OPS:]
+    ]
     skipped += _undo_copies(texts, before, edits)
     kept = [t for t in texts if t is not None]
     skipped += _append_adds(kept, adds)
