@@ -495,7 +495,7 @@ def test_a_cheatsheet_edit_that_a_later_operation_replaces_is_said() -> None:
 
 
 def test_a_cheatsheet_bullet_holding_a_program_stays_one_bullet() -> None:
-    """A bullet may hold a short program, and a program's line may start like a bullet ("[2] * 3"):
+    """A bullet may hold a short program, and a program's line may start like a bullet ("[0] * 3"):
     read back, the sheet still has the bullets the reply wrote, so bullet numbers stay right."""
     program = "counts = (\n[0] * 3\n)"
     after, skipped = cheatsheet.updated("[1] A", ops({"op": "add", "text": program}))

@@ -179,10 +179,8 @@ def _apply(
             if name == "edit":
                 edits[n - 1] = op
         else:
-            why = _why(name, text)
-            if why == "no such bullet" and isinstance(n, int) and 0 < n <= len(texts):
-                why = "removed earlier in the reply"  # in range, so the model saw it
-            skipped.append(f"skipped {name}, {why}: {op}"[:200])
+            seen = isinstance(n, int) and 0 < n <= len(texts)  # on the sheet the model saw
+            skipped.append(f"skipped {name}, {_why(name, text, seen)}: {op}"[:200])
     return adds, edits, skipped
 
 
@@ -223,21 +221,23 @@ def _append_adds(kept: list[str], adds: list[tuple[str, object]]) -> list[str]:
     its text already on the sheet, or the sheet full."""
     skipped = []
     for text, op in adds:
-        why = "a bullet already there" if text in kept else f"the sheet holds {MAX_BULLETS} bullets"
-        if text in kept or len(kept) >= MAX_BULLETS:
-            skipped.append(f"skipped add, {why}: {op}"[:200])
+        if text in kept:
+            skipped.append(f"skipped add, a bullet already there: {op}"[:200])
+        elif len(kept) >= MAX_BULLETS:
+            skipped.append(f"skipped add, the sheet holds {MAX_BULLETS} bullets: {op}"[:200])
         else:
             kept.append(text)
     return skipped
 
 
-def _why(name: object, text: str) -> str:
-    """Why an operation of a reply was skipped as it was read."""
+def _why(name: object, text: str, seen: bool) -> str:
+    """Why an operation of a reply was skipped as it was read (`seen`: its bullet number was on
+    the sheet the model saw, so a removal earlier in the reply took it)."""
     if name not in ("add", "edit", "remove"):
         return "not an operation"
     if name != "remove" and not text:
         return "no text"
-    return "no such bullet"
+    return "removed earlier in the reply" if seen else "no such bullet"
 
 
 def new_sheet(reply: str, old: str) -> tuple[str, str]:
