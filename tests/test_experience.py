@@ -513,6 +513,21 @@ def test_a_cheatsheet_operation_beyond_the_limit_is_said() -> None:
     assert skipped == [f"skipped, beyond the 3 operations of a reply: {four[3]}"]
 
 
+def test_an_insights_operation_beyond_the_limit_is_said(tmp_path: Path) -> None:
+    """The same for `insights`: a free-text reply with four adds keeps three rules, and the
+    fourth is in the trace as skipped, so the reply does not count as taken in full."""
+    four = "\n".join(f"ADD: Rule {n}." for n in "ABCD")
+    _, _, folder = stream(tmp_path, "insights", ["apple", "apple river", four])
+    assert sorted(r.text for r in stored(folder) if r.kind == "rule") == [
+        "Rule A.",
+        "Rule B.",
+        "Rule C.",
+    ]
+    assert [s["output"] for s in steps(folder, "unparsed")] == [
+        "skipped, beyond the 3 operations of a reply: ADD: Rule D."
+    ]
+
+
 def test_bank_keys_items_by_question_and_does_not_store_a_near_copy(tmp_path: Path) -> None:
     """ReasoningBank's memory: items found by their task's question; a near-copy of an item kept
     for the same question is not stored (the trace names the one it copies), while the same note

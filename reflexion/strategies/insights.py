@@ -128,7 +128,11 @@ def opening(attempts: Sequence[Attempt]) -> str:
 
 def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
     """The edits a reply asks for (rules by their number in the list the model saw, `ids`), and
-    the lines that were not edits."""
+    the lines that were not edits, or were edits beyond the reply's first `MAX_EDITS`.
+
+    >>> parse_edits("ADD: a\\nADD: b\\nADD: c\\nADD: d", [])[1]
+    ['skipped, beyond the 3 operations of a reply: ADD: d']
+    """
     edits: list[BoardEdit] = []
     bad: list[str] = []
     for line in (x.strip() for x in reply.splitlines()):
@@ -138,12 +142,17 @@ def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[s
         op, number, text = (found[1].lower(), found[2], found[3].strip()) if found else ("", "", "")
         target = ids[int(number) - 1] if number and 0 < int(number) <= len(ids) else None
         if op == "add" and text and not number:
-            edits.append(BoardEdit("add", None, text))
+            edit = BoardEdit("add", None, text)
         elif op in ("edit", "upvote", "downvote") and target and (text or op != "edit"):
-            edits.append(BoardEdit(op, target, text))
+            edit = BoardEdit(op, target, text)
         else:
             bad.append(line)
-    return edits[:MAX_EDITS], bad
+            continue
+        if len(edits) < MAX_EDITS:
+            edits.append(edit)
+        else:
+            bad.append(f"skipped, beyond the {MAX_EDITS} operations of a reply: {line}")
+    return edits, bad
 
 
 def json_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
