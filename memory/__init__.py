@@ -13,8 +13,14 @@ sentence-transformers at the first SentenceTransformerEmbedder.embed call.
 """
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
+from memory.chroma.connect import split_url
 from memory.chroma.store import ChromaMemory
-from memory.embedders import HashEmbedder, SentenceTransformerEmbedder, embedder_for
+from memory.embedders import (
+    HashEmbedder,
+    SentenceTransformerEmbedder,
+    embedder_for,
+    known_embedder,
+)
 from memory.registry import BACKENDS, get_backend, open_store, register_backend
 from memory.window import WindowMemory
 
@@ -30,6 +36,8 @@ __all__ = [
     "WindowMemory",
     "embedder_for",
     "get_backend",
+    "known_embedder",
     "open_store",
     "register_backend",
+    "split_url",
 ]

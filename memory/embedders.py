@@ -132,6 +132,15 @@ class SentenceTransformerEmbedder:
         return self._model
 
 
+def known_embedder(name: str) -> bool:
+    """Whether `embedder_for(name)` can make it, checked without loading anything.
+
+    >>> known_embedder("hash-64"), known_embedder("nosuch")
+    (True, False)
+    """
+    return name == SentenceTransformerEmbedder.name or _HASH_NAME.fullmatch(name) is not None
+
+
 def embedder_for(name: str) -> Embedder:
     """The embedder a store was made with, from the model name stored in it.
 

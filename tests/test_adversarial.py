@@ -26,8 +26,9 @@ from running import RunConfig, run
 
 from envs.jsonl.env import JsonlEnv
 from envs.sandbox import sandbox_plan
+from reflexion.core.jsonl import read_jsonl
 from reflexion.core.records import TaskResult
-from reflexion.core.runfolder import RunFolder, read_jsonl
+from reflexion.core.runfolder import RunFolder
 
 SECRET = "sk-adversarial-" + uuid.uuid4().hex
 TEST_SECONDS = 1.0  # per test; the sandbox's own stop is then (1 + 1) * (2 + 1) + 2 = 8 s

@@ -15,7 +15,8 @@ from test_faults import FaultyModel, Slow
 from envs.registry import register_env
 from reflexion.cli import main
 from reflexion.cli.common import EXIT_STOPPED
-from reflexion.core.runfolder import INTERRUPTED, RunFolder, read_jsonl
+from reflexion.core.jsonl import read_jsonl
+from reflexion.core.runfolder import INTERRUPTED, RunFolder
 
 # 2 tasks x 2 seeds of self-refine; every answer misses a word, so each trial makes 3 calls:
 # generate, feedback, refine (the second seed's are the same greedy prompts: reused, free).

@@ -11,7 +11,8 @@ from running import RunConfig, run
 
 from envs.quadratic.env import QuadraticEnv
 from reflexion.core.errors import UsageError
-from reflexion.core.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder, read_jsonl
+from reflexion.core.jsonl import read_jsonl
+from reflexion.core.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder
 
 STRATEGIES = ("single", "self-refine", "reflexion-window")
 

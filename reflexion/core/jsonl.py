@@ -24,20 +24,31 @@ JSON = dict[str, Any]
 
 def read_jsonl(path: Path) -> list[JSON]:
     """Every complete record in `path`; a torn last line (no newline, or bad JSON) is dropped."""
+    return [record for _, record in read_numbered(path)]
+
+
+def read_numbered(path: Path) -> list[tuple[int, JSON]]:
+    """`read_jsonl` with each record's line number. A line that is JSON but not an object is a
+    damaged file, as a line that is not JSON is (unless it is the torn last one)."""
     if not path.exists():
         return []
     lines = path.read_bytes().split(b"\n")
-    records: list[JSON] = []
+    records: list[tuple[int, JSON]] = []
     for number, line in enumerate(lines[:-1], start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
             if number == len(lines) - 1:  # subtle: the last line may be torn even with its "\n"
                 break
+            record = None
+        if not isinstance(record, dict):
             msg = f"{path}: line {number} is not valid JSON; the file is damaged"
+            if record is not None or line.strip() == b"null":
+                msg = f"{path}: line {number} is not a JSON object; the file is damaged"
             raise UsageError(msg) from None
+        records.append((number, record))
     return records
 
 

@@ -16,11 +16,13 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from reflexion.core.errors import UsageError
-from reflexion.core.jsonl import JsonlLog, read_jsonl, rewrite_jsonl
+from reflexion.core.jsonl import JsonlLog, read_numbered, rewrite_jsonl
 from reflexion.core.records import JSON, Step, TaskResult
 
+R = TypeVar("R", TaskResult, Step)
 CONFIG, TRACE, RESULTS, INTERRUPTED = (
     "config.json",
     "trace.jsonl",
@@ -43,11 +45,15 @@ class RunFolder:
         if not self.config_path.exists():
             return None
         try:
-            data: JSON = json.loads(self.config_path.read_text(encoding="utf-8"))
+            data = json.loads(self.config_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             msg = f"{self.config_path} is not a readable config: {exc}"
             raise UsageError(msg) from None
-        return data
+        why = config_fault(data)
+        if why:
+            msg = f"{self.config_path} is not a readable config: {why}"
+            raise UsageError(msg)
+        return dict(data)
 
     def check_writable(self, extra: Sequence[str] = ()) -> None:
         """Refuse, before anything is written, a folder (or a record in it) we may not write:
@@ -83,22 +89,22 @@ class RunFolder:
             raise UsageError(msg) from None
 
     def results(self) -> list[TaskResult]:
-        return [TaskResult.from_dict(r) for r in read_jsonl(self.path / RESULTS)]
+        return [r for _, r in _read_records(self.path / RESULTS, TaskResult)]
 
     def steps(self) -> list[Step]:
-        return [Step.from_dict(r) for r in read_jsonl(self.path / TRACE)]
+        return [s for _, s in _read_records(self.path / TRACE, Step)]
 
     def unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """The trace steps of trials with no result (read only: see set_aside_unfinished)."""
         done = set(done)
-        records = read_jsonl(self.path / TRACE)
+        records = [raw for raw, _ in _read_records(self.path / TRACE, Step)]
         return [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
 
     def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """Move trace steps of trials with no result to trace.interrupted.jsonl; return them."""
         done = set(done)
         trace = self.path / TRACE
-        records = read_jsonl(trace)
+        records = [raw for raw, _ in _read_records(trace, Step)]
         keep = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) in done]
         moved = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
         if not moved:
@@ -127,6 +133,59 @@ class RunFolder:
             if log is not None:
                 log.close()
         self._trace = self._results = None
+
+
+# What config.json must hold where present: the keys the folder's readers (resume, report,
+# memory, web) rely on. None is allowed for every one: an unset setting.
+_KINDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("episodes", "seeds", "tasks", "k", "stream_seed", "task_tokens"), (int,)),
+    **dict.fromkeys(("run_id", "env", "model", "order", "rank", "price", "version"), (str,)),
+    **dict.fromkeys(("memory", "memory_backend", "memory_mode", "chroma_url", "agent"), (str,)),
+    **dict.fromkeys(("sandbox", "loads"), (dict,)),
+    "created": (int, float),
+}
+
+
+def config_fault(data: object) -> str:
+    """Why `data` cannot be a run's config.json ("" if it can).
+
+    >>> config_fault({"strategies": ["single"], "episodes": 3})
+    ''
+    >>> config_fault({"strategies": "reflexion"})
+    "'strategies' is 'reflexion', not a list of names"
+    >>> config_fault({"episodes": "five"})
+    "'episodes' is 'five', not int"
+    """
+    if not isinstance(data, dict):
+        return f"it holds {type(data).__name__}, not an object of settings"
+    for key in ("strategies", "stream_order"):
+        names = data.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return f"{key!r} is {names!r}, not a list of names"[:200]
+    for key, kinds in _KINDS.items():
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            return f"{key!r} is {value!r}, not {' or '.join(k.__name__ for k in kinds)}"[:200]
+    return ""
+
+
+def _read_records(path: Path, kind: type[R]) -> list[tuple[JSON, R]]:
+    """Each line of `path` with the record it holds; a line that holds none (an object without
+    the record's fields, or of the wrong shape) is a one-line error, not a traceback later."""
+    pairs = []
+    for number, raw in read_numbered(path):
+        try:
+            record = kind.from_dict(raw)
+            if not (isinstance(record.strategy, str) and isinstance(record.task_id, str)):
+                raise TypeError  # the keys a resume and every report group by
+            if not isinstance(record.seed, int):
+                raise TypeError
+        except (TypeError, ValueError, KeyError, AttributeError):
+            what = "result" if kind is TaskResult else "trace step"
+            msg = f"{path}: line {number} is not a {what} of this version; the file is damaged"
+            raise UsageError(msg) from None
+        pairs.append((raw, record))
+    return pairs
 
 
 def _writable(path: Path) -> bool:

@@ -23,6 +23,7 @@ from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
 from reflexion.runner.parsers import (
     check_faults_and_budget,
     check_fields,
+    check_memory_settings,
     check_model_settings,
     path_text,
     positive,
@@ -332,7 +333,8 @@ class RunConfig(Record):
         group=BUDGET,
     )
     timeout_s: float | None = setting(
-        help="stop after this many seconds, as --max-tokens-total does (exit code 3)",
+        help="stop after this many seconds, as --max-tokens-total does (exit code 3); the "
+        "clock starts after the one-time loads (model, embedder)",
         parse=float,
         flag="--timeout",
         group=BUDGET,
@@ -372,6 +374,9 @@ class RunConfig(Record):
         check_model_settings(self.max_tokens, self.speculative, self.price, str(self.rank))
         check_faults_and_budget(
             self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
+        )
+        check_memory_settings(
+            self.memory_backend, self.embedder, self.chroma_url, self.executor, self.ray_address
         )
 
 

@@ -19,7 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from memory.backend import close_all
 from reflexion.core.errors import UsageError
-from reflexion.core.protocols import Memory
+from reflexion.core.protocols import Memory, Merging
 from reflexion.core.records import Step
 from reflexion.runner.budget import Budget
 from reflexion.runner.config import RunConfig
@@ -44,27 +44,31 @@ async def execute(
     caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
     for what the run loaded, and one for what a resumed run found done."""
     given = given or Injected()
-    budget = Budget(config.max_tokens_total, config.timeout_s)  # the clock starts now
     if config.executor == "ray":
         from reflexion.runner import cluster
 
         cluster.check(config, given)
     plan = prepare(config, given)
+    # the clock starts now, after the one-time loads: a time budget shorter than a model's load
+    # would otherwise stop every session before its first trial, and never resume
+    budget = Budget(config.max_tokens_total, config.timeout_s)
     joined = False
     try:
         if config.executor == "ray":
             joined = cluster.connect(config.ray_address)
         stream = _stream(plan)
-        plan.folder.save_config(plan.saved)  # only once every input has been checked
         done = {r.key for r in plan.folder.results()}
+        cut_off = plan.folder.unfinished(done)  # a damaged record is refused before any write
+        plan.folder.save_config(plan.saved)  # only once every input has been checked
         # the store first, then the trace: if undoing fails (a server down) or we die in between,
         # the next resume still finds the cut-off steps; undoing twice is harmless
-        _forget_interrupted(plan.folder.unfinished(done), plan.memories)
+        _forget_interrupted(cut_off, plan.memories)
         plan.folder.set_aside_unfinished(done)
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        for line in (loaded(plan.loads), resume.message(), resume.also(), _fixed_boards(plan)):
+        notes = (_fixed_boards(plan), _unmerged(plan))
+        for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
             if line is not None and echo is not None:
                 echo(line)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
@@ -95,6 +99,17 @@ def _fixed_boards(plan: Prepared) -> str | None:
         f"note: {names} change their board only under --order stream (concurrent tasks would "
         "race on it): here they read it as it is and ask no curator"
     )
+
+
+def _unmerged(plan: Prepared) -> str | None:
+    """A note when --dedup is set and a strategy's store cannot merge (the window keeps every
+    lesson): the setting would otherwise do nothing there without a word."""
+    if plan.config.dedup is None:
+        return None
+    names = ", ".join(n for n, m in plan.memories.items() if not isinstance(m, Merging))
+    if not names:
+        return None
+    return f"note: --dedup merges only in a store that can (chroma); {names} keep every lesson"
 
 
 def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:

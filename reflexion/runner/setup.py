@@ -184,6 +184,10 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
         config = dataclasses.replace(config, run_id=config.run_id or uuid.uuid4().hex[:12])
         return config, config.to_dict() | {"created": time.time(), "version": VERSION}
     check_version(folder, old)
+    missing = [key for key in ("strategies", "run_id") if key not in old]
+    if missing:
+        msg = f"{folder.config_path} is not a readable config: it has no {missing[0]!r}"
+        raise UsageError(msg)
     for name in RESULT_FIELDS:
         mine, theirs = getattr(config, name), old.get(name, default_of(name))
         if name == "model" and str(theirs).startswith("object:"):

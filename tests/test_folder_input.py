@@ -1,0 +1,153 @@
+"""A run folder edited by hand, and settings a run does not use yet: each is refused in one line
+that names the file (or the flag), with a non-zero exit and no file changed, never a traceback
+(a review as a new user found these)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from running import RunConfig, run
+
+from reflexion.cli import main
+from reflexion.runner import execute
+
+FAST = ["--embedder", "hash-64", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("made") / "q"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single,reflexion", "--tasks", "2"]
+    assert main([*argv, "--episodes", "2", "--out", str(out), *FAST]) == 0
+    return out
+
+
+def damaged(made: Path, tmp_path: Path, name: str, edit: object) -> Path:
+    """A copy of the made folder with one file changed: `edit` is the new text, or a function
+    of the old lines."""
+    folder = tmp_path / "copy"
+    shutil.copytree(made, folder)
+    path = folder / name
+    text = edit if isinstance(edit, str) else "\n".join(edit(path.read_text().splitlines())) + "\n"
+    path.write_text(text)
+    return folder
+
+
+def records(folder: Path) -> dict[str, bytes]:
+    """The run's own files (the store's database changes as Chroma opens it; its lessons are
+    compared by `memory list` where a command gets that far)."""
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def refused(argv: list[str], folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line the command printed as it refused; the run's files unchanged."""
+    before = records(folder)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert records(folder) == before
+    return err
+
+
+def commands(folder: Path) -> list[list[str]]:
+    resume = ["compare", "--env", "quadratic", "--strategies", "single,reflexion", "--tasks", "2"]
+    return [
+        [*resume, "--episodes", "2", "--out", str(folder), *FAST],
+        ["report", str(folder)],
+        ["memory", "list", str(folder)],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ("[]", "it holds list, not an object of settings"),
+        ('{"strategies": "reflexion"}', "'strategies' is 'reflexion', not a list of names"),
+        ('{"strategies": ["single"], "episodes": "five"}', "'episodes' is 'five', not int"),
+    ],
+)
+def test_a_config_of_the_wrong_shape_is_one_line(
+    made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str, said: str
+) -> None:
+    folder = damaged(made, tmp_path, "config.json", config)
+    for argv in commands(folder):
+        err = refused(argv, folder, capsys)
+        assert err.endswith(f"config.json is not a readable config: {said}"), (argv, err)
+
+
+def test_a_config_without_its_strategies_is_not_resumed(
+    made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = json.loads((made / "config.json").read_text())
+    del saved["strategies"]
+    folder = damaged(made, tmp_path, "config.json", json.dumps(saved))
+    err = refused(commands(folder)[0], folder, capsys)
+    assert err.endswith("config.json is not a readable config: it has no 'strategies'")
+
+
+@pytest.mark.parametrize("line", ["{}", "[1]", "5", "null", '{"strategy": 3}'])
+@pytest.mark.parametrize("name", ["results.jsonl", "trace.jsonl"])
+def test_a_line_that_holds_no_record_is_one_line_with_its_number(
+    made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, line: str
+) -> None:
+    folder = damaged(made, tmp_path, name, lambda lines: [*lines[:2], line, *lines[3:]])
+    why = [["memory", "why", str(folder), "q0", "2"]] if name == "trace.jsonl" else []
+    for argv in [*commands(folder)[:2], *why]:  # `why` reads the trace only
+        err = refused(argv, folder, capsys)
+        assert f"{name}: line 3 is not a" in err and "the file is damaged" in err, (argv, err)
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        (["--embedder", "nosuch"], "unknown --embedder 'nosuch'"),
+        (["--memory-backend", "nosuch"], "unknown memory backend 'nosuch'"),
+        (["--chroma-url", "notaurl"], "bad Chroma server url 'notaurl'"),
+        (["--ray-address", "x"], "--ray-address names the cluster of --executor ray"),
+    ],
+)
+def test_a_memory_setting_is_checked_even_when_no_strategy_keeps_lessons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: list[str], said: str
+) -> None:
+    """Before, `single` ran and recorded the bad value, and the folder then refused every
+    strategy with memory that a user added to it."""
+    out = tmp_path / "s"
+    argv = ["compare", "--env", "quadratic", "--strategies", "single", "--out", str(out)]
+    assert main([*argv, "--no-progress", *flag]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and said in err, err
+    assert not (out / "config.json").exists()
+
+
+def test_dedup_where_the_store_cannot_merge_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["compare", "--env", "quadratic", "--strategies", "reflexion-window,reflexion"]
+    argv += ["--tasks", "1", "--episodes", "2", "--dedup", "0.95", "--out", str(tmp_path / "d")]
+    assert main([*argv, *FAST]) == 0
+    err = capsys.readouterr().err
+    note = "note: --dedup merges only in a store that can (chroma); reflexion-window keep every"
+    assert note in err
+
+
+def test_the_time_budget_starts_after_the_one_time_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load longer than --timeout (a model's, on a slow machine) used to spend the budget
+    before the first trial, every session: "run the same command to resume" never ended."""
+    slow = execute.prepare
+
+    def prepare(*args: object, **kwargs: object) -> execute.Prepared:
+        plan = slow(*args, **kwargs)  # type: ignore[arg-type]
+        time.sleep(2.0)  # a load of 2 s
+        return plan
+
+    monkeypatch.setattr(execute, "prepare", prepare)
+    cfg = RunConfig(env="quadratic", strategies=("single",), tasks=2, out=str(tmp_path / "t"))
+    results = run(RunConfig(**(cfg.to_dict() | {"timeout_s": 1.5})))
+    assert results.stopped is None and len(results) == 2
