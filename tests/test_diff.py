@@ -117,7 +117,7 @@ def test_two_runs_of_different_tasks_are_refused_in_one_line(
         "ran 2 tasks and " + f"{more} ran 3; 1 is not in both (e.g. q2): different tasks\n"
     )
     code, _, err = diff([str(a), str(tmp_path / "nothing")], capsys)
-    assert code == 2 and "no finished trials" in err and len(err.splitlines()) == 1
+    assert code == 2 and err.endswith("nothing does not exist\n") and len(err.splitlines()) == 1
     code, _, err = diff([str(a)], capsys)
     assert code == 2 and "RUN_B" in err and len(err.splitlines()) == 1
 

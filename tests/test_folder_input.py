@@ -151,3 +151,46 @@ def test_the_time_budget_starts_after_the_one_time_loads(
     cfg = RunConfig(env="quadratic", strategies=("single",), tasks=2, out=str(tmp_path / "t"))
     results = run(RunConfig(**(cfg.to_dict() | {"timeout_s": 1.5})))
     assert results.stopped is None and len(results) == 2
+
+
+def test_the_memory_commands_name_what_is_wrong(
+    made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing folder, a strategy with no recalls, a forgotten lesson, an empty search or
+    import: each said as it is, not as a near miss elsewhere."""
+    err = refused(["report", str(tmp_path / "missing")], tmp_path, capsys)
+    assert err.endswith(f"{tmp_path / 'missing'} does not exist")
+    err = refused(["memory", "why", str(made), "q0", "2", "--strategy", "nosuch"], made, capsys)
+    assert err.endswith(f"no recall by strategy 'nosuch' in {made}; by: reflexion")
+    err = refused(["memory", "search", str(made), " "], made, capsys)
+    assert err.endswith("memory search needs some text to search for")
+    folder = damaged(made, tmp_path, "results.jsonl", lambda lines: lines)
+    capsys.readouterr()
+    assert main(["memory", "list", str(folder)]) == 0
+    rid = capsys.readouterr().out.splitlines()[1].split()[0]
+    assert main(["memory", "forget", str(folder), rid, "--why", "a test"]) == 0
+    err = refused(["memory", "show", str(folder), rid[:8]], folder, capsys)
+    assert f"lesson {rid} was forgotten from {folder}; `reflexion memory history" in err
+    lesson = {"id": "x1", "text": " ", "run_id": "r", "strategy": "reflexion", "env": "e"}
+    lesson |= {"task_id": "t", "seed": 0, "episode": 1, "score": 0.0, "created": 1.0}
+    (tmp_path / "in.jsonl").write_text(json.dumps(lesson) + "\n")
+    err = refused(["memory", "import", str(folder), str(tmp_path / "in.jsonl")], folder, capsys)
+    assert err.endswith(f"{tmp_path / 'in.jsonl'}:1: field 'text' is empty")
+
+
+def test_an_export_of_two_stores_imports_and_exports_the_same(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder with a Chroma store and a window file exports oldest first across both, so the
+    file imported into one store exports again as it was."""
+    out = tmp_path / "mixed"
+    argv = ["compare", "--env", "quadratic", "--strategies", "reflexion-window,reflexion"]
+    assert main([*argv, "--tasks", "2", "--episodes", "3", "--out", str(out), *FAST]) == 0
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    assert main(["memory", "export", str(out), "--output", str(first)]) == 0
+    store = tmp_path / "store"
+    assert main(["memory", "import", str(store), str(first), "--embedder", "hash-64"]) == 0
+    assert main(["memory", "export", str(store), "--output", str(second)]) == 0
+    strategies = {json.loads(line)["strategy"] for line in first.read_text().splitlines()}
+    assert strategies == {"reflexion", "reflexion-window"}
+    assert second.read_bytes() == first.read_bytes()

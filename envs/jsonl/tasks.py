@@ -171,7 +171,11 @@ def _tests(row: dict[str, Any], field: str) -> tuple[str, ...]:
 
 
 def _json_type(value: object) -> str:
+    """What a user finds in the field, in JSON's words ("an empty string", not "a string", when
+    emptiness is the fault)."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if isinstance(value, str) and not value.strip():
+        return "an empty string"
     if value is None:
         return "null"
     if isinstance(value, int | float) and not isinstance(value, bool):

@@ -95,14 +95,17 @@ def cmd_memory(args: argparse.Namespace) -> int:
         elif args.verb == "why":
             cmd_memory_why(args, stores)
         elif args.verb == "search":
+            if not args.text.strip():
+                msg = "memory search needs some text to search for"
+                raise UsageError(msg)
             embedder = settings_for(args.path, args.chroma_url).embedder
             for hit in search_sources(stores, args.text, args.k, embedder):
                 print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
         else:
             chosen = Chosen(kind=args.kind)
-            _export(
-                [r for store in stores for r in store.lessons(chosen)], args.format, args.output
-            )
+            held = [r for store in stores for r in store.lessons(chosen)]
+            # oldest first, across the stores: an export imported into one store exports the same
+            _export(sorted(held, key=lambda r: (r.created, r.id)), args.format, args.output)
     return 0
 
 

@@ -46,6 +46,10 @@ def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
     asked = recalls_seen(steps)
     tasks = [(str(s.data.get("env") or config.get("env") or ""), s.task_id) for s in asked]
     _, task = pick_task(args.task, tasks, args.path)
+    recalling = sorted({s.strategy for s in asked})
+    if args.strategy is not None and args.strategy not in recalling:
+        msg = f"no recall by strategy {args.strategy!r} in {args.path}; by: {', '.join(recalling)}"
+        raise UsageError(msg)
     recalls = [
         s
         for s in asked

@@ -38,7 +38,7 @@ def add_report_parser(sub: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild comparison.json, the plots, report.md and report.html from results.jsonl."""
     from reflexion.cli.run import print_more
-    from reflexion.core.runfolder import RunFolder
+    from reflexion.core.runfolder import RunFolder, not_a_run
     from reflexion.report.build import write_report
     from reflexion.report.folders import check_new_file, write_csv
     from reflexion.report.summary import format_table
@@ -46,8 +46,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     folder: Path = args.run
     results = RunFolder(folder).results()
     if not results:
-        msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
-        raise UsageError(msg)
+        raise UsageError(not_a_run(folder))
     if args.csv is not None:
         check_new_file(args.csv)  # before anything is written
     config = RunFolder(folder).load_config() or {"env": results[0].env, "run_id": results[0].run_id}

@@ -135,6 +135,13 @@ class RunFolder:
         self._trace = self._results = None
 
 
+def not_a_run(folder: Path) -> str:
+    """Why `folder` has no results to read: it is missing, or it holds no finished trial."""
+    if not folder.exists():
+        return f"{folder} does not exist"
+    return f"{folder} has no finished trials (no results.jsonl): not a run folder"
+
+
 # What config.json must hold where present: the keys the folder's readers (resume, report,
 # memory, web) rely on. None is allowed for every one: an unset setting.
 _KINDS: dict[str, tuple[type, ...]] = {

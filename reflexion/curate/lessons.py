@@ -60,10 +60,29 @@ def unknown(
 def holder(stores: Sequence[Curated], rid: str, where: object) -> tuple[Curated, Reflection]:
     """The store that holds lesson `rid` (its id, or a prefix of one id alone) now, and the
     lesson; a UsageError when it names none, or several (see `full_id`)."""
-    held = _held(stores, rid) or _held(stores, full_id(stores, rid, where))
+    held = _held(stores, rid)
+    if held is None:
+        _check_not_forgotten(stores, rid, where)
+        held = _held(stores, full_id(stores, rid, where))
     if held is None:  # full_id found the id among these stores' lessons
         raise AssertionError(rid)
     return held
+
+
+def _check_not_forgotten(stores: Sequence[Curated], given: str, where: object) -> None:
+    """A UsageError saying so when `given` (an id, or a prefix of one id alone) names a lesson
+    that was forgotten and that a history keeps, rather than the closest ids held now."""
+    now = {r.id for store in stores for r in store.lessons()}
+    if any(rid.startswith(given) for rid in now):
+        return
+    kept = {rid for s in stores if HISTORY in s.can for rid in s.changed_ids()}
+    gone = sorted(rid for rid in kept - now if rid.startswith(given))
+    if given and len(gone) == 1:
+        msg = (
+            f"lesson {gone[0]} was forgotten from {where}; "
+            f"`reflexion memory history {where} {gone[0]}` shows what it was"
+        )
+        raise UsageError(msg)
 
 
 def _held(stores: Sequence[Curated], rid: str) -> tuple[Curated, Reflection] | None:
@@ -218,6 +237,10 @@ def reflection_from(data: object, where: str) -> Reflection:
                 f"{where}: field {field.name!r} should be {kinds[str(field.type)][-1].__name__}"
                 f", got {value!r:.40}"
             )
+            raise UsageError(msg)
+    for name in ("id", "text"):  # as `memory edit` refuses an empty text
+        if not data[name].strip():
+            msg = f"{where}: field {name!r} is empty"
             raise UsageError(msg)
     numbers = {
         f.name: float(data[f.name]) for f in dataclasses.fields(Reflection) if f.type == "float"

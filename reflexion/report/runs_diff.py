@@ -20,6 +20,7 @@ from pathlib import Path
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record, Step, TaskResult
+from reflexion.core.runfolder import not_a_run
 from reflexion.report.folders import differing_settings, run_results, run_steps
 from reflexion.report.memory import is_call
 from reflexion.report.paired import Pair, pair, pair_rows
@@ -81,8 +82,7 @@ def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
     results = [run_results(a), run_results(b)]
     for folder, held in zip((a, b), results, strict=True):
         if not held:
-            msg = f"{folder} has no finished trials (no results.jsonl): not a run folder"
-            raise UsageError(msg)
+            raise UsageError(not_a_run(Path(folder)))
     env = check_same_tasks(a, b, results[0], results[1])
     names = [list(dict.fromkeys(r.strategy for r in rs)) for rs in results]
     shared = [s for s in names[0] if s in names[1]]
