@@ -65,10 +65,10 @@ def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
     shown = board.shown()
     if kind == Kind.RULE:
         read = designs.insights.json_edits if form == "json" else designs.insights.parse_edits
-        edits, bad = read(reply, [r.id for r in shown])
+        edits, bad, beyond = read(reply, [r.id for r in shown])
         for e in edits:
             apply_rule(board, e.op, e.target, e.text)
-        return bool(edits) and not bad, "; ".join(bad)[:200]
+        return bool(edits) and not bad and not beyond, "; ".join(bad + beyond)[:200]
     if kind == Kind.CHEATSHEET:
         old = shown[0].text if shown else ""
         if form == "json":

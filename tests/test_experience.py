@@ -523,7 +523,8 @@ def test_an_insights_operation_beyond_the_limit_is_said(tmp_path: Path) -> None:
         "Rule B.",
         "Rule C.",
     ]
-    assert [s["output"] for s in steps(folder, "unparsed")] == [
+    assert steps(folder, "unparsed") == []  # the reply parsed; its fourth edit was skipped
+    assert [s["output"] for s in steps(folder, "skipped")] == [
         "skipped, beyond the 3 operations of a reply: ADD: Rule D."
     ]
 

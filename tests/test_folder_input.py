@@ -90,16 +90,40 @@ def test_a_config_without_its_strategies_is_not_resumed(
     assert err.endswith("config.json is not a readable config: it has no 'strategies'")
 
 
-@pytest.mark.parametrize("line", ["{}", "[1]", "5", "null", '{"strategy": 3}'])
-@pytest.mark.parametrize("name", ["results.jsonl", "trace.jsonl"])
+def changed_line(lines: list[str], **fields: object) -> list[str]:
+    """The file's lines with its third record's `fields` changed (a real record otherwise)."""
+    return [*lines[:2], json.dumps(json.loads(lines[2]) | fields), *lines[3:]]
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "said"),
+    [
+        ("results.jsonl", lambda lines: [*lines[:2], "[1]", *lines[3:]], "not a JSON object"),
+        ("trace.jsonl", lambda lines: [*lines[:2], "null", *lines[3:]], "not a JSON object"),
+        ("results.jsonl", lambda lines: [*lines[:2], "{}", *lines[3:]], "not a result of"),
+        ("trace.jsonl", lambda lines: [*lines[:2], "5", *lines[3:]], "not a JSON object"),
+        ("trace.jsonl", lambda lines: [*lines[:2], "{}", *lines[3:]], "not a trace step of"),
+        ("results.jsonl", lambda lines: changed_line(lines, strategy=3), "not a result of"),
+        ("results.jsonl", lambda lines: changed_line(lines, seed="0"), "not a result of"),
+        ("trace.jsonl", lambda lines: changed_line(lines, task_id=["q0"]), "not a trace step"),
+        ("trace.jsonl", lambda lines: changed_line(lines, seed=True), "not a trace step of"),
+    ],
+)
 def test_a_line_that_holds_no_record_is_one_line_with_its_number(
-    made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, line: str
+    made: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    edit: object,
+    said: str,
 ) -> None:
-    folder = damaged(made, tmp_path, name, lambda lines: [*lines[:2], line, *lines[3:]])
+    """A line that is JSON but no record, or a record whose keys (strategy, task, seed) are of
+    the wrong type: before, a traceback, a trial run twice, or a resume that went on."""
+    folder = damaged(made, tmp_path, name, edit)
     why = [["memory", "why", str(folder), "q0", "2"]] if name == "trace.jsonl" else []
     for argv in [*commands(folder)[:2], *why]:  # `why` reads the trace only
         err = refused(argv, folder, capsys)
-        assert f"{name}: line 3 is not a" in err and "the file is damaged" in err, (argv, err)
+        assert f"{name}: line 3 is {said}" in err and err.endswith("the file is damaged"), err
 
 
 @pytest.mark.parametrize(
@@ -131,8 +155,8 @@ def test_dedup_where_the_store_cannot_merge_is_said(
     argv += ["--tasks", "1", "--episodes", "2", "--dedup", "0.95", "--out", str(tmp_path / "d")]
     assert main([*argv, *FAST]) == 0
     err = capsys.readouterr().err
-    note = "note: --dedup merges only in a store that can (chroma); reflexion-window keep every"
-    assert note in err
+    note = "note: --dedup merges only in a store that can (chroma), not in the store of "
+    assert note + "reflexion-window\n" in err
 
 
 def test_the_time_budget_starts_after_the_one_time_loads(
@@ -170,12 +194,17 @@ def test_the_memory_commands_name_what_is_wrong(
     rid = capsys.readouterr().out.splitlines()[1].split()[0]
     assert main(["memory", "forget", str(folder), rid, "--why", "a test"]) == 0
     err = refused(["memory", "show", str(folder), rid[:8]], folder, capsys)
-    assert f"lesson {rid} was forgotten from {folder}; `reflexion memory history" in err
-    lesson = {"id": "x1", "text": " ", "run_id": "r", "strategy": "reflexion", "env": "e"}
-    lesson |= {"task_id": "t", "seed": 0, "episode": 1, "score": 0.0, "created": 1.0}
-    (tmp_path / "in.jsonl").write_text(json.dumps(lesson) + "\n")
-    err = refused(["memory", "import", str(folder), str(tmp_path / "in.jsonl")], folder, capsys)
-    assert err.endswith(f"{tmp_path / 'in.jsonl'}:1: field 'text' is empty")
+    assert err.endswith(
+        f"lesson {rid} was forgotten from {folder}: `reflexion memory history` shows what it was,"
+        " and `reflexion memory revert` brings it back"
+    )
+    lesson = {"id": "x1", "text": "Check the sign.", "run_id": "r", "strategy": "reflexion"}
+    lesson |= {"env": "e", "task_id": "t", "seed": 0, "episode": 1, "score": 0.0, "created": 1.0}
+    for field in ("text", "id"):
+        (tmp_path / "in.jsonl").write_text(json.dumps(lesson | {field: " "}) + "\n")
+        argv = ["memory", "import", str(folder), str(tmp_path / "in.jsonl")]
+        err = refused(argv, folder, capsys)
+        assert err.endswith(f"{tmp_path / 'in.jsonl'}:1: field {field!r} is empty")
 
 
 def test_an_export_of_two_stores_imports_and_exports_the_same(
@@ -194,3 +223,16 @@ def test_an_export_of_two_stores_imports_and_exports_the_same(
     strategies = {json.loads(line)["strategy"] for line in first.read_text().splitlines()}
     assert strategies == {"reflexion", "reflexion-window"}
     assert second.read_bytes() == first.read_bytes()
+
+
+def test_a_backend_name_is_checked_unless_a_memory_object_stands_in(tmp_path: Path) -> None:
+    """`single` alone with an unknown backend is refused (the folder would record it); a memory
+    passed from Python replaces the name, as before."""
+    from memory import WindowMemory
+    from reflexion import UsageError
+
+    cfg = RunConfig(env="quadratic", strategies=("single",), tasks=1, memory_backend="mine")
+    with pytest.raises(UsageError, match="unknown memory backend 'mine'"):
+        run(RunConfig(**(cfg.to_dict() | {"out": str(tmp_path / "a")})))
+    cfg = RunConfig(**(cfg.to_dict() | {"strategies": ("reflexion",), "out": str(tmp_path / "b")}))
+    assert len(run(cfg, memory=WindowMemory())) == 1

@@ -83,7 +83,7 @@ def test_the_example_tasks_have_answers_that_pass() -> None:
         ([{**QA, "answer": []}], 1, '"answer" must be a string or a non-empty list'),
         ([{**QA, "answer": ["ok", 3]}], 1, '"answer" must hold only non-empty strings'),
         ([{**QA, "id": None}], 1, '"id" must be'),
-        ([{**QA, "id": " "}], 1, '"id" must be a non-empty string or an integer, got an empty s'),
+        ([{**QA, "id": " "}], 1, '"id" must be a non-empty string or an integer, got a blank s'),
         ([{**QA, "question": ""}], 1, '"question" must be a non-empty string, got an empty st'),
         ([{**QA, "hint": "x"}], 1, "unknown field 'hint'"),
         ([QA, CODE, {**QA, "question": "again?"}], 3, "duplicate id 'q' (first on line 1)"),

@@ -175,7 +175,7 @@ def _json_type(value: object) -> str:
     emptiness is the fault)."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
     if isinstance(value, str) and not value.strip():
-        return "an empty string"
+        return "a blank string" if value else "an empty string"
     if value is None:
         return "null"
     if isinstance(value, int | float) and not isinstance(value, bool):

@@ -89,22 +89,22 @@ class RunFolder:
             raise UsageError(msg) from None
 
     def results(self) -> list[TaskResult]:
-        return [r for _, r in _read_records(self.path / RESULTS, TaskResult)]
+        return _read_records(self.path / RESULTS, TaskResult)
 
     def steps(self) -> list[Step]:
-        return [s for _, s in _read_records(self.path / TRACE, Step)]
+        return _read_records(self.path / TRACE, Step)
 
     def unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """The trace steps of trials with no result (read only: see set_aside_unfinished)."""
         done = set(done)
-        records = [raw for raw, _ in _read_records(self.path / TRACE, Step)]
+        records = _keyed(self.path / TRACE)
         return [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
 
     def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """Move trace steps of trials with no result to trace.interrupted.jsonl; return them."""
         done = set(done)
         trace = self.path / TRACE
-        records = [raw for raw, _ in _read_records(trace, Step)]
+        records = _keyed(trace)
         keep = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) in done]
         moved = [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
         if not moved:
@@ -176,23 +176,40 @@ def config_fault(data: object) -> str:
     return ""
 
 
-def _read_records(path: Path, kind: type[R]) -> list[tuple[JSON, R]]:
-    """Each line of `path` with the record it holds; a line that holds none (an object without
-    the record's fields, or of the wrong shape) is a one-line error, not a traceback later."""
-    pairs = []
+def _read_records(path: Path, kind: type[R]) -> list[R]:
+    """Each record of `path`; a line that holds none (an object without the record's fields, or
+    of the wrong shape) is a one-line error, not a traceback later."""
+    records = []
     for number, raw in read_numbered(path):
         try:
-            record = kind.from_dict(raw)
-            if not (isinstance(record.strategy, str) and isinstance(record.task_id, str)):
-                raise TypeError  # the keys a resume and every report group by
-            if not isinstance(record.seed, int):
+            if not _has_keys(raw):
                 raise TypeError
+            records.append(kind.from_dict(raw))
         except (TypeError, ValueError, KeyError, AttributeError):
-            what = "result" if kind is TaskResult else "trace step"
-            msg = f"{path}: line {number} is not a {what} of this version; the file is damaged"
-            raise UsageError(msg) from None
-        pairs.append((raw, record))
-    return pairs
+            raise _damaged(path, number, kind) from None
+    return records
+
+
+def _keyed(path: Path) -> list[JSON]:
+    """The trace's records as JSON, each checked for the keys a resume sorts them by (cheaper
+    than making every step: a resume reads a long trace twice)."""
+    records = read_numbered(path)
+    for number, raw in records:
+        if not _has_keys(raw):
+            raise _damaged(path, number, Step)
+    return [raw for _, raw in records]
+
+
+def _has_keys(raw: JSON) -> bool:
+    """Whether a record holds the keys that a resume and every report group by, of their type."""
+    seed = raw.get("seed")
+    names = isinstance(raw.get("strategy"), str) and isinstance(raw.get("task_id"), str)
+    return names and isinstance(seed, int) and not isinstance(seed, bool)
+
+
+def _damaged(path: Path, number: int, kind: type) -> UsageError:
+    what = "result" if kind is TaskResult else "trace step"
+    return UsageError(f"{path}: line {number} is not a {what} of this version; the file is damaged")
 
 
 def _writable(path: Path) -> bool:

@@ -79,8 +79,8 @@ def _check_not_forgotten(stores: Sequence[Curated], given: str, where: object) -
     gone = sorted(rid for rid in kept - now if rid.startswith(given))
     if given and len(gone) == 1:
         msg = (
-            f"lesson {gone[0]} was forgotten from {where}; "
-            f"`reflexion memory history {where} {gone[0]}` shows what it was"
+            f"lesson {gone[0]} was forgotten from {where}: `reflexion memory history` shows what "
+            "it was, and `reflexion memory revert` brings it back"
         )
         raise UsageError(msg)
 

@@ -334,7 +334,8 @@ class RunConfig(Record):
     )
     timeout_s: float | None = setting(
         help="stop after this many seconds, as --max-tokens-total does (exit code 3); the "
-        "clock starts after the one-time loads (model, embedder)",
+        "clock starts after the one-time loads (model, embedder; a Ray worker's model load is "
+        "inside it)",
         parse=float,
         flag="--timeout",
         group=BUDGET,
@@ -375,9 +376,7 @@ class RunConfig(Record):
         check_faults_and_budget(
             self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
         )
-        check_memory_settings(
-            self.memory_backend, self.embedder, self.chroma_url, self.executor, self.ray_address
-        )
+        check_memory_settings(self.embedder, self.chroma_url, self.executor, self.ray_address)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

@@ -49,13 +49,13 @@ async def execute(
 
         cluster.check(config, given)
     plan = prepare(config, given)
-    # the clock starts now, after the one-time loads: a time budget shorter than a model's load
-    # would otherwise stop every session before its first trial, and never resume
-    budget = Budget(config.max_tokens_total, config.timeout_s)
     joined = False
     try:
         if config.executor == "ray":
             joined = cluster.connect(config.ray_address)
+        # the clock starts after the one-time loads: a time budget shorter than a model's load
+        # would otherwise stop every session before its first trial, and never resume
+        budget = Budget(config.max_tokens_total, config.timeout_s)
         stream = _stream(plan)
         done = {r.key for r in plan.folder.results()}
         cut_off = plan.folder.unfinished(done)  # a damaged record is refused before any write
@@ -104,12 +104,12 @@ def _fixed_boards(plan: Prepared) -> str | None:
 def _unmerged(plan: Prepared) -> str | None:
     """A note when --dedup is set and a strategy's store cannot merge (the window keeps every
     lesson): the setting would otherwise do nothing there without a word."""
-    if plan.config.dedup is None:
+    if plan.config.dedup is None or plan.config.frozen_memory:
         return None
     names = ", ".join(n for n, m in plan.memories.items() if not isinstance(m, Merging))
     if not names:
         return None
-    return f"note: --dedup merges only in a store that can (chroma); {names} keep every lesson"
+    return f"note: --dedup merges only in a store that can (chroma), not in the store of {names}"
 
 
 def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:

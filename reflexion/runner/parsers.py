@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory import get_backend, known_embedder, split_url
+from memory import known_embedder, split_url
 from memory.ranking import parse_ranking
 from reflexion.actor import ROLE_TOKENS
 from reflexion.core.errors import UsageError
@@ -152,13 +152,13 @@ def check_model_settings(
 
 
 def check_memory_settings(
-    backend: str, embedder: str, chroma_url: str | None, executor: str, ray_address: str | None
+    embedder: str, chroma_url: str | None, executor: str, ray_address: str | None
 ) -> None:
     """The memory's and the cluster's settings, checked by name before anything loads: a run
     whose strategies keep no lessons would otherwise record a value in config.json that a
-    strategy added to its folder later could not use."""
-    get_backend(backend)  # an unknown name lists the known ones
-    if not known_embedder(embedder):
+    strategy added to its folder later could not use (the backend's name is checked once the
+    env is made, since importing an env may register one: reflexion.runner.setup)."""
+    if not isinstance(embedder, str) or not known_embedder(embedder):
         msg = f"unknown --embedder {embedder!r}: expected 'all-MiniLM-L6-v2' or 'hash-N'"
         raise UsageError(msg)
     if chroma_url is not None:

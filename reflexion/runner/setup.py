@@ -89,6 +89,8 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         msg = "no env: name one (RunConfig(env=...), --env) or pass an env object (env=...)"
         raise UsageError(msg)
     env = given.env or make_env(config.env)
+    if given.memory is None:  # an unknown name fails even when no strategy keeps lessons
+        get_backend(config.memory_backend)
     config = _named(config, env, given)
     if config.signal != "visible" and not isinstance(env, SelfTestingEnv):
         msg = (

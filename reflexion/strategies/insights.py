@@ -15,9 +15,9 @@ most 300 characters.
 A reply that is no JSON object, or an operation (a reply line) that does not parse or names a
 rule not on the list, is skipped and said in the trace; it never changes the list.
 
-    >>> edits, bad = parse_edits("ADD: Check the sign.\\nUPVOTE 2\\nEDIT 9: x\\nhello", ["a", "b"])
+    >>> edits, bad, _ = parse_edits("ADD: Check the sign.\\nUPVOTE 2\\nEDIT 9: x\\nhi", ["a", "b"])
     >>> [(e.op, e.target) for e in edits], bad
-    ([('add', None), ('upvote', 'b')], ['EDIT 9: x', 'hello'])
+    ([('add', None), ('upvote', 'b')], ['EDIT 9: x', 'hi'])
     >>> ops = '{"reason": "r", "operations": [{"op": "upvote", "rule": 1}]}'
     >>> [(e.op, e.target) for e in json_edits(ops, ["a"])[0]]
     [('upvote', 'a')]
@@ -70,6 +70,8 @@ REQUEST = (
     "A rule must be general: no names or numbers from this task. Reply with the lines only."
 )
 LINE = re.compile(r"^\W*(ADD|EDIT|UPVOTE|DOWNVOTE)\b\s*(\d+)?\s*:?\s*(.*)$", re.IGNORECASE)
+# A reply read: the edits to apply, the lines that are no edit, the edits beyond MAX_EDITS.
+Read = tuple[list[BoardEdit], list[str], list[str]]
 MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
 MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt must stay small
 NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
@@ -126,15 +128,16 @@ def opening(attempts: Sequence[Attempt]) -> str:
     return "Compare the attempts above."
 
 
-def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
-    """The edits a reply asks for (rules by their number in the list the model saw, `ids`), and
-    the lines that were not edits, or were edits beyond the reply's first `MAX_EDITS`.
+def parse_edits(reply: str, ids: Sequence[str]) -> Read:
+    """The edits a reply asks for (rules by their number in the list the model saw, `ids`), the
+    lines that were not edits, and the edits beyond the reply's first `MAX_EDITS`, skipped.
 
-    >>> parse_edits("ADD: a\\nADD: b\\nADD: c\\nADD: d", [])[1]
+    >>> parse_edits("ADD: a\\nADD: b\\nADD: c\\nADD: d", [])[2]
     ['skipped, beyond the 3 operations of a reply: ADD: d']
     """
     edits: list[BoardEdit] = []
     bad: list[str] = []
+    beyond: list[str] = []
     for line in (x.strip() for x in reply.splitlines()):
         found = LINE.match(line) if line else None
         if not line:
@@ -151,20 +154,20 @@ def parse_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[s
         if len(edits) < MAX_EDITS:
             edits.append(edit)
         else:
-            bad.append(f"skipped, beyond the {MAX_EDITS} operations of a reply: {line}")
-    return edits, bad
+            beyond.append(f"skipped, beyond the {MAX_EDITS} operations of a reply: {line}"[:200])
+    return edits, bad, beyond
 
 
-def json_edits(reply: str, ids: Sequence[str]) -> tuple[list[BoardEdit], list[str]]:
+def json_edits(reply: str, ids: Sequence[str]) -> Read:
     """`parse_edits` of a JSON reply: each operation as the line it stands for; a reply with
     no JSON object of operations is one bad line."""
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
     if not isinstance(ops, list):
-        return [], ["no JSON object of operations in the reply"]
+        return [], ["no JSON object of operations in the reply"], []
     lines = [line for op in ops if (line := as_line(op))]
-    edits, bad = parse_edits("\n".join(lines), ids)
-    return edits, bad + ["an operation that is not an object"] * (len(ops) - len(lines))
+    edits, bad, beyond = parse_edits("\n".join(lines), ids)
+    return edits, bad + ["an operation that is not an object"] * (len(ops) - len(lines)), beyond
 
 
 def as_line(op: object) -> str:
@@ -194,9 +197,11 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
     read = json_edits if trial.actor.curation == "json" else parse_edits
-    edits, bad = read(call.output, [r.id for r in board])
+    edits, bad, beyond = read(call.output, [r.id for r in board])
     if bad:
         trial.note(episode, "unparsed", "\n".join(bad), {"kind": Kind.RULE})
+    if beyond:  # parsed, and not applied: as the cheatsheet's
+        trial.note(episode, "skipped", "\n".join(beyond), {"kind": Kind.RULE})
     if edits:
         await trial.revise(Kind.RULE, edits, episode)
 
