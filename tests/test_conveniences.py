@@ -261,3 +261,28 @@ def test_one_time_loads_are_a_line_of_their_own_not_a_trials_time(tmp_path: Path
 def result_loads(out: Path) -> dict[str, float]:
     loads: dict[str, float] = json.loads((out / "config.json").read_text())["loads"]
     return loads
+
+
+LOADS: list[str] = []  # each load of a Counted model's weights
+
+
+class Counted(CountingModel):
+    """A model that counts the loads of its weights."""
+
+    def load(self) -> None:
+        LOADS.append("weights")
+
+
+def test_a_finished_folder_run_again_loads_no_model_and_no_store(tmp_path: Path) -> None:
+    out = tmp_path / "done"
+    config = RunConfig(strategies=("reflexion",), tasks=1, embedder="hash-64", out=str(out))
+    first = Counted(messages=iter([AIMessage("apple river zebra")]), prompts=[])
+    [result] = run(config, env=KeywordEnv(), model=first, report=False)
+    assert result.final_passed and LOADS == ["weights"]
+    lines: list[str] = []
+    again = Counted(messages=iter([]), prompts=[])
+    results = run(config, env=KeywordEnv(), model=again, echo=lines.append, report=False)
+    assert LOADS == ["weights"]  # not loaded again
+    assert lines == [f"1 of 1 trials already in {out}; nothing to run"]  # no "loaded in" line
+    assert results.loads == {} and [r.final_passed for r in results] == [True]
+    assert "embedder hash-64 (chroma store)" in result_loads(out)  # the first session's, kept

@@ -92,12 +92,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     if given.memory is None:  # an unknown name fails even when no strategy keeps lessons
         get_backend(config.memory_backend)
     config = _named(config, env, given)
-    if config.signal != "visible" and not isinstance(env, SelfTestingEnv):
-        msg = (
-            f"--signal {config.signal} needs an env of code tasks whose candidates can run the "
-            f"model's own tests (humaneval, jsonl code tasks); env {env.name!r} has none"
-        )
-        raise UsageError(msg)
+    _check_signal(config, env)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
     tasks = _select_tasks(env, config.tasks)
@@ -111,9 +106,11 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     config, saved = bind_folder(folder, config)
     if isinstance(env, SandboxedEnv) and callable(env.sandbox) and "sandbox" not in saved:
         saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
+    named = {s.name: s for s in strategies}
+    if _all_done(folder, config, tasks):  # a finished folder run again: nothing to load
+        return Prepared(config, env, tasks, named, folder, saved, _nothing_to_run)
     loads: dict[str, float] = {}
     actor_for = _actors(env, config, given, loads)
-    named = {s.name: s for s in strategies}
     plan = Prepared(config, env, tasks, named, folder, saved, actor_for, loads=loads)
     plan.memories, plan.owned = open_memories(config, folder.path, backends, loads)
     if given.memory is not None:  # it stands in for the run's memory
@@ -121,6 +118,30 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     if plan.loads:
         saved["loads"] = plan.loads  # this session's: a resume loads again
     return plan
+
+
+def _check_signal(config: RunConfig, env: Env) -> None:
+    if config.signal != "visible" and not isinstance(env, SelfTestingEnv):
+        msg = (
+            f"--signal {config.signal} needs an env of code tasks whose candidates can run the "
+            f"model's own tests (humaneval, jsonl code tasks); env {env.name!r} has none"
+        )
+        raise UsageError(msg)
+
+
+def _all_done(folder: RunFolder, config: RunConfig, tasks: Sequence[Task]) -> bool:
+    """Has every trial of `config` a result in `folder`, with no trial cut off there? Then a run
+    has nothing to do (not even undo a cut-off trial's lessons), so it loads no model or store."""
+    done = {r.key for r in folder.results()}
+    jobs = {
+        (s, t.id, seed) for s in config.strategies for seed in range(config.seeds) for t in tasks
+    }
+    return jobs <= done and not folder.unfinished(done)
+
+
+def _nothing_to_run(seed: int) -> Actor:
+    msg = "every trial of this run has its result: no actor was made"
+    raise RuntimeError(msg)
 
 
 def prepare_worker(config: RunConfig) -> Prepared:
