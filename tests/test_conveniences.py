@@ -286,3 +286,11 @@ def test_a_finished_folder_run_again_loads_no_model_and_no_store(tmp_path: Path)
     assert lines == [f"1 of 1 trials already in {out}; nothing to run"]  # no "loaded in" line
     assert results.loads == {} and [r.final_passed for r in results] == [True]
     assert "embedder hash-64 (chroma store)" in result_loads(out)  # the first session's, kept
+
+
+def test_a_run_of_no_tasks_still_checks_its_model(tmp_path: Path) -> None:
+    env = KeywordEnv()
+    env._tasks = []  # a Python env object whose task list is empty
+    config = RunConfig(strategies=("single",), model="no-such-model", out=str(tmp_path / "e"))
+    with pytest.raises(reflexion.ReflexionError, match="no-such-model"):
+        run(config, env=env, report=False)

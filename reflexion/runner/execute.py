@@ -67,7 +67,7 @@ async def execute(
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        notes = (_fixed_boards(plan), _unmerged(plan))
+        notes = (_fixed_boards(plan), _unmerged(plan)) if jobs else ()  # how lessons will be kept
         for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
             if line is not None and echo is not None:
                 echo(line)

@@ -131,12 +131,13 @@ def _check_signal(config: RunConfig, env: Env) -> None:
 
 def _all_done(folder: RunFolder, config: RunConfig, tasks: Sequence[Task]) -> bool:
     """Has every trial of `config` a result in `folder`, with no trial cut off there? Then a run
-    has nothing to do (not even undo a cut-off trial's lessons), so it loads no model or store."""
+    has nothing to do (not even undo a cut-off trial's lessons), so it loads no model or store.
+    False for a run of no tasks, whose model and store are still checked by loading them."""
     done = {r.key for r in folder.results()}
     jobs = {
         (s, t.id, seed) for s in config.strategies for seed in range(config.seeds) for t in tasks
     }
-    return jobs <= done and not folder.unfinished(done)
+    return bool(jobs) and jobs <= done and not folder.unfinished(done)
 
 
 def _nothing_to_run(seed: int) -> Actor:
