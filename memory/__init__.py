@@ -21,6 +21,7 @@ from memory.embedders import (
     embedder_for,
     known_embedder,
 )
+from memory.hygiene import placeholder
 from memory.registry import BACKENDS, get_backend, open_store, register_backend
 from memory.window import WindowMemory
 
@@ -38,6 +39,7 @@ __all__ = [
     "get_backend",
     "known_embedder",
     "open_store",
+    "placeholder",
     "register_backend",
     "split_url",
 ]

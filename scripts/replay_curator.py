@@ -1,18 +1,22 @@
 """Ask `insights`' curator again, as the code asks it now, every request a run recorded, each with
-the rules that run showed then; print how many replies the board would take in full, beside how
-many the run's own replies were: what a change to the curator's request does to the applied
-rate, on the same requests, without running the stream again.
+the rules it showed then; count the replies taken in full, the run's and the new ones: what a
+change to the curator's request does to the applied rate, on the same requests, without running
+the stream again.
 
-A reply is taken in full when it holds an operation and every operation applies: an add is
-refused when the rules (with the reply's earlier adds) hold its text, case aside, or a text at
-least 0.9 similar by the store's embedding model (`insights.DISTINCT`); an add or edit that is
-empty or over 300 characters is refused; an edit that restates another rule counts, as the
-upvote it becomes. These are the board's checks (reflexion/trial/board.py), made here on the
-texts alone. First the script rebuilds each recorded request and checks that it is the one the
-run sent (the task, the attempt and its verdict, the rules), so the requests compared are the
-same but for the code's words; a request that differs is counted and left out.
+Each recorded request is rebuilt by today's code from what the trace holds (the task, the
+attempts and the verdicts shown, the rules) and compared with the one the run sent, up to the
+request's own words; a request that differs is counted and left out. A reply is taken in full
+when it holds an operation and every operation applies, by the board's checks (as in
+reflexion/trial/board.py), made here on the texts: an add is refused when the list holds 10
+rules, or holds its text (case aside) or a text at least 0.9 similar by the run's embedding
+model; an add or edit that is empty, over 300 characters or the prompt's placeholder copied is
+refused; an edit that restates another rule counts, as the upvote it becomes; an edit changes
+the text that later operations of the reply are judged against. Not followed: the rules' votes
+(the prompt does not show them), so a reply that downvotes a rule to 0 and then names it again
+counts as taken. What the board did with the run's own replies, read from the trace, is printed
+beside this check's verdict on them, so any disagreement shows.
 
-    .venv/bin/python scripts/replay_curator.py runs/sql-05-by15 --env sql --limit 30
+    .venv/bin/python scripts/replay_curator.py runs/sql-05-by15 --env sql --limit 16
 """
 
 from __future__ import annotations
@@ -23,73 +27,115 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import reflexion.strategies as designs
 from envs import make_env
-from memory import embedder_for
+from memory import embedder_for, placeholder
 from reflexion import Attempt, ChatActor, Kind, Reflection, ReflexionError, Score, Step, load_model
 from reflexion.models import DEFAULT_MODEL
 
 RULE = re.compile(r"^(\d+)\. (.*)$")
 RULES = designs.insights  # the design whose curator is asked
+Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
 def requests(run: Path, strategy: str) -> list[dict[str, Any]]:
-    """Each recorded curator request of `strategy`: its task, the attempt before it (prompt,
-    answer, the verdict shown), the request's messages and the reply the run got."""
+    """Each recorded curator request of `strategy`: its trial's attempts before it (prompt,
+    answer, the verdict shown), the request's messages, the reply, and what the board did with
+    it (`then`: taken in full, as `reflexion report` counts a reply)."""
     out: list[dict[str, Any]] = []
-    last: dict[str, dict[str, Any]] = {}
+    trials: dict[tuple[str, int], dict[str, Any]] = {}
     for line in (run / "trace.jsonl").read_text().splitlines():
         s = Step.from_dict(json.loads(line))
         if s.strategy != strategy:
             continue
-        mine = last.setdefault(s.task_id, {})
+        trial = trials.setdefault((s.task_id, s.seed), {"attempts": []})
+        if s.kind in ("generate", "distill"):
+            trial.pop("open", None)  # the reply before it is closed
         if s.kind == "generate":
-            mine.update(answer=s.output, prompt=s.prompt)
+            trial["attempts"].append({"answer": s.output, "prompt": s.prompt})
         elif s.kind == "score":
-            mine["score"] = s.data
+            trial["attempts"][-1]["score"] = s.data
         elif s.kind == "distill":
-            out.append({"task": s.task_id, **mine, "asked": s.prompt, "reply": s.output})
+            attempts = [dict(a) for a in trial["attempts"]]
+            trial["open"] = {"task": s.task_id, "attempts": attempts, "asked": s.prompt}
+            trial["open"] |= {"reply": s.output, "made": False, "missed": False}
+            out.append(trial["open"])
+        elif "open" in trial:
+            _board_did(trial["open"], s)
     return out
 
 
-def rules_shown(asked: list[Any]) -> list[str]:
+def _board_did(request: dict[str, Any], s: Step) -> None:
+    """What a step after a reply says the board did with it (a change made, one refused)."""
+    lines = s.output.splitlines()
+    request["made"] |= s.kind == "revise"
+    request["missed"] |= s.kind in ("unparsed", "skipped")
+    request["missed"] |= s.kind == "revised" and any(x.startswith("skipped") for x in lines)
+
+
+def material(request: dict[str, Any]) -> list[Attempt]:
+    """The attempts `insights` shows its curator: the first failure and the last attempt (one
+    failure alone when there was one attempt)."""
+    attempts = []
+    for n, a in enumerate(request["attempts"], 1):
+        d = a["score"]
+        score = Score(
+            float(d["value"]), bool(d["solved"]), str(d.get("shown", d.get("feedback", "")))
+        )
+        attempts.append(Attempt(n, a["answer"], score, a["prompt"]))
+    failed = [a for a in attempts if not a.score.solved]
+    return [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
+
+
+def rules_shown(asked: Sequence[Any]) -> list[str]:
     """The rules a recorded request showed, in its numbered list."""
-    block = asked[-1].content.split("Current rules:\n", 1)[1].split("\n\n", 1)[0]
+    text = asked[-1].content
+    if "Current rules:\n" not in text:
+        msg = "a curator request without a list of rules: is this an insights run (--strategy)?"
+        raise ValueError(msg)
+    block = text.split("Current rules:\n", 1)[1].split("\n\n", 1)[0]
     return [m[2] for line in block.splitlines() if (m := RULE.match(line))]
 
 
-def taken(reply: str, rules: list[str], embed: Any) -> bool:
+def taken(reply: str, rules: list[str], embed: Embed) -> bool:
     """Would the board take every operation of `reply` (see the module)?"""
     edits, bad, beyond = RULES.json_edits(reply, rules)
     if bad or beyond or not edits:
         return False
-    held = list(rules)
+    now, added = list(rules), list[str]()  # the rules' texts as the reply changes them; adds
     for e in edits:
         if e.op in ("upvote", "downvote"):
             continue
         text = e.text.strip()
-        if not text or len(text) > RULES.RULE_CHARS:
+        if not text or len(text) > RULES.RULE_CHARS or placeholder(text):
             return False
-        if e.op == "add":
-            if any(text.casefold() == r.casefold() for r in held):
-                return False
-            vectors = embed([text, *held])
-            if any(cosine(vectors[0], v) >= RULES.DISTINCT for v in vectors[1:]):
-                return False
-            held.append(text)
+        if e.op == "edit":
+            i = rules.index(e.target or "")
+            others = [t for j, t in enumerate(now) if j != i] + added
+            if not copies(text, others, embed):  # else the upvote of the rule it restates
+                now[i] = text
+        elif len(now) + len(added) >= RULES.MAX_RULES or copies(text, now + added, embed):
+            return False
+        else:
+            added.append(text)
     return True
 
 
-def same_request(now: Any, then: Any, words: str) -> bool:
-    """Are two requests the same up to the request's own words (which open with `words`)?"""
-    cut = [m.content.split(words, 1)[0] for m in (now[-1], then[-1])]
-    return [m.content for m in now[:-1]] == [m.content for m in then[:-1]] and cut[0] == cut[1]
+def copies(text: str, held: list[str], embed: Embed) -> bool:
+    """Is `text` one of `held`, case aside, or at least insights.DISTINCT similar to one?"""
+    if not held:
+        return False
+    if any(text.casefold() == t.casefold() for t in held):
+        return True
+    new, *old = embed([text, *held])
+    return any(cosine(new, v) >= RULES.DISTINCT for v in old)
 
 
-def cosine(a: list[float], b: list[float]) -> float:
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot, norms = sum(x * y for x, y in zip(a, b, strict=True)), math.hypot(*a) * math.hypot(*b)
     return dot / norms if norms else 0.0
 
@@ -98,40 +144,53 @@ def as_rules(texts: list[str]) -> list[Reflection]:
     return [Reflection(t, t, "", "insights", "", "", 0, 0, 0.0, 0.0, kind="rule") for t in texts]
 
 
+def same_request(now: Sequence[Any], then: Sequence[Any], words: str) -> bool:
+    """Are two requests the same up to the request's own words (which open with `words`)?"""
+    cut = [m.content.split(words, 1)[0] for m in (now[-1], then[-1])]
+    return [m.content for m in now[:-1]] == [m.content for m in then[:-1]] and cut[0] == cut[1]
+
+
+async def again(r: dict[str, Any], actor: ChatActor, tasks: dict[str, Any], embed: Embed) -> Any:
+    """One recorded request asked again: (the board took the run's reply in full, this check
+    says so too, it takes the new reply), or None when the rebuilt request differs."""
+    rules, shown = rules_shown(r["asked"]), material(r)
+    call = await actor.distill(tasks[r["task"]], Kind.RULE, shown, as_rules(rules))
+    if not same_request(call.prompt, r["asked"], RULES.opening(shown)):
+        return None
+    board = r["made"] and not r["missed"]
+    then, now = taken(r["reply"], rules, embed), taken(call.output, rules, embed)
+    said = {True: "full", False: "not "}
+    print(f"{r['task']}  rules {len(rules):2}  board {said[board]}  check {said[then]}  ", end="")
+    print(f"now {said[now]}\n  now: {json.dumps(call.output)}", flush=True)
+    return board, then, now
+
+
 async def replay(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        print(f"error: --limit must be 0 (all) or more, got {args.limit}", file=sys.stderr)
+        return 2
+    config = json.loads((args.run / "config.json").read_text())
+    if config.get("curation", "json") != "json":
+        print(f"error: {args.run} asked for free-text replies (--curation text)", file=sys.stderr)
+        return 2
     found = requests(args.run, args.strategy)
     if not found:
         print(f"error: no {args.strategy} curator request in {args.run}", file=sys.stderr)
         return 2
-    step = max(1, len(found) // args.limit) if args.limit else 1
-    chosen = found[::step][: args.limit or None]
+    chosen = found[:: max(1, len(found) // args.limit)][: args.limit] if args.limit else found
     tasks = {t.id: t for t in make_env(args.env).tasks()}
+    if missing := sorted({r["task"] for r in chosen} - set(tasks)):
+        print(f"error: task {missing[0]} is not a task of --env {args.env}", file=sys.stderr)
+        return 2
     actor = ChatActor(load_model(args.model), curation="json")
-    embed = embedder_for(args.embedder).embed
-    counts = [await again(r, actor, tasks, embed) for r in chosen]
-    both = [c for c in counts if c is not None]
-    print(
-        f"\n{len(both)} requests replayed ({len(counts) - len(both)} rebuilt differently, left out)"
-    )
-    then, now = (sum(c[i] for c in both) for i in (0, 1))
-    print(f"taken in full: the run's replies {then} of {len(both)}, asked now {now} of {len(both)}")
+    embed = embedder_for(args.embedder or config.get("embedder", "all-MiniLM-L6-v2")).embed
+    counts = [c for r in chosen if (c := await again(r, actor, tasks, embed)) is not None]
+    n, (board, then, now) = len(counts), (sum(c[i] for c in counts) for i in range(3))
+    print(f"\n{n} requests replayed ({len(chosen) - n} rebuilt differently, left out)")
+    print(f"the run's replies taken in full: {board} of {n} by the board, {then} by this check")
+    agree = sum(c[0] == c[1] for c in counts)
+    print(f"this check agrees with the board on {agree} of {n}; asked now: {now} of {n}")
     return 0
-
-
-async def again(r: dict[str, Any], actor: ChatActor, tasks: dict[str, Any], embed: Any) -> Any:
-    """One recorded request asked again: (the run's reply taken in full, the new one), or None
-    when the request rebuilt by the code now differs from the recorded one but for its words."""
-    d, rules = r["score"], rules_shown(r["asked"])
-    score = Score(float(d["value"]), bool(d["solved"]), str(d.get("shown", d.get("feedback", ""))))
-    attempt = Attempt(1, r["answer"], score, r["prompt"])
-    call = await actor.distill(tasks[r["task"]], Kind.RULE, [attempt], as_rules(rules))
-    if not same_request(call.prompt, r["asked"], RULES.opening([attempt])):
-        return None
-    then, now = taken(r["reply"], rules, embed), taken(call.output, rules, embed)
-    words = {True: "full", False: "not "}
-    print(f"{r['task']}  rules {len(rules):2}  then {words[then]}  now {words[now]}", flush=True)
-    print(f"  now: {call.output[:300]!r}", flush=True)
-    return then, now
 
 
 def arguments() -> argparse.Namespace:
@@ -141,7 +200,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--strategy", default="insights")
     parser.add_argument("--limit", type=int, default=30, help="requests, evenly spaced (0: all)")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the curator's model")
-    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--embedder", default="", help="default: the run's (config.json)")
     return parser.parse_args()
 
 

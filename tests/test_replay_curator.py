@@ -36,32 +36,50 @@ def script() -> ModuleType:
     return module
 
 
-def test_every_request_is_rebuilt_as_recorded_and_the_same_model_gives_the_same_count(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "run"
+def stream(out: Path, *more: str) -> str:
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "insights"]
-    argv += ["--episodes", "1", "--order", "stream", "--embedder", "hash-64"]
-    assert main([*argv, "--no-progress", "--out", str(out)]) == 0
-    trace = (out / "trace.jsonl").read_text()
+    argv += ["--order", "stream", "--embedder", "hash-64", "--no-progress", "--out", str(out)]
+    assert main([*argv, *more]) == 0
+    return (out / "trace.jsonl").read_text()
+
+
+def counts(stdout: str) -> tuple[int, ...]:
+    board = re.search(r"taken in full: (\d+) of (\d+) by the board, (\d+) by this check", stdout)
+    rest = re.search(r"agrees with the board on (\d+) of \d+; asked now: (\d+) of", stdout)
+    assert board is not None and rest is not None, stdout
+    return tuple(map(int, board.groups() + rest.groups()))
+
+
+def test_every_request_is_rebuilt_and_the_check_agrees_with_the_board(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    trace = stream(out, "--episodes", "1")
     asked = sum(json.loads(x)["kind"] == "distill" for x in trace.splitlines())
     assert asked > 2  # failed tasks asked the curator
     done = replay(str(out), "--limit", "0")
     assert done.returncode == 0, done.stderr
     assert f"{asked} requests replayed (0 rebuilt differently, left out)" in done.stdout
-    found = re.search(r"the run's replies (\d+) of (\d+), asked now (\d+) of (\d+)", done.stdout)
-    assert found is not None, done.stdout
-    then, n, now, _ = map(int, found.groups())
-    assert n == asked and then == now  # a model that replies by its prompt: the same replies
-    assert 0 < then < n  # the scripted replies mix applicable and refused operations
+    board, n, then, agree, now = counts(done.stdout)
+    assert n == asked and agree == n and then == board  # the check here is the board's
+    assert 0 < board < n  # the scripted replies mix applied and refused operations
+    assert now == then  # a model that replies by its prompt: the same replies
     assert (out / "trace.jsonl").read_text() == trace  # nothing written
+
+
+def test_a_request_after_several_attempts_is_rebuilt_too(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    trace = stream(out, "--episodes", "2")
+    asked = sum(json.loads(x)["kind"] == "distill" for x in trace.splitlines())
+    done = replay(str(out), "--limit", "0")
+    assert done.returncode == 0, done.stderr
+    assert f"{asked} requests replayed (0 rebuilt differently, left out)" in done.stdout
 
 
 def test_a_reply_is_taken_only_if_every_operation_applies() -> None:
     taken = script().taken
 
-    def embed(texts: list[str]) -> list[list[float]]:  # "near" words share a direction
-        return [[1.0, 0.0] if "near" in t else [0.0, 1.0] for t in texts]
+    def embed(texts: list[str]) -> list[list[float]]:  # "near" texts share a direction
+        where = [0 if "near" in t else 1 + sum(map(ord, t)) % 97 for t in texts]
+        return [[float(i == w) for i in range(98)] for w in where]
 
     rules = ["Check the sign.", "Count near rows."]
 
@@ -77,15 +95,33 @@ def test_a_reply_is_taken_only_if_every_operation_applies() -> None:
     assert not taken("no JSON at all", rules, embed)
     assert not taken(ops(), rules, embed)  # nothing asked
     assert taken(ops({"op": "edit", "rule": 1, "text": "Count near rows."}), rules, embed)
+    blank = ops({"op": "add", "text": "<a new general rule, in one sentence>"})
+    assert not taken(blank, rules, embed)  # the prompt's placeholder copied back
+    full = [f"Rule {n}." for n in range(10)]
+    assert not script().copies("One more.", full, embed)  # so only the count refuses it:
+    assert not taken(ops({"op": "add", "text": "One more."}), full, embed)  # 10 rules held
+    assert taken(ops({"op": "add", "text": "One more."}), full[:9], embed)
+    edited = ops({"op": "edit", "rule": 1, "text": "Fresh."}, {"op": "add", "text": "Fresh."})
+    assert not taken(edited, rules, embed)  # the add copies the text the edit just wrote
+    back = ops({"op": "edit", "rule": 1, "text": "Fresh."}, {"op": "add", "text": rules[0]})
+    assert taken(back, rules, embed)  # the old text is free again
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+    out, text = tmp_path / "run", tmp_path / "text"
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "single"]
     assert main([*argv, "--episodes", "1", "--no-progress", "--out", str(out)]) == 0
+    stream(text, "--episodes", "1", "--curation", "text")
+    sheet = tmp_path / "sheet"
+    argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "cheatsheet"]
+    argv += ["--order", "stream", "--episodes", "1", "--no-progress", "--out", str(sheet)]
+    assert main(argv) == 0
     cases = {
         "no insights curator request": replay(str(out)),
         "no such file": replay(str(tmp_path / "nothing")),
+        "free-text replies": replay(str(text)),
+        "without a list of rules": replay(str(sheet), "--strategy", "cheatsheet"),
+        "--limit must be 0": replay(str(text), "--limit", "-1"),
     }
     for said, done in cases.items():
         assert done.returncode == 2, done.stderr
