@@ -177,12 +177,13 @@ async def replay(args: argparse.Namespace) -> int:
     if not found:
         print(f"error: no {args.strategy} curator request in {args.run}", file=sys.stderr)
         return 2
-    chosen = found[:: max(1, len(found) // args.limit)][: args.limit] if args.limit else found
+    chosen = spread(found, args.limit)
     tasks = {t.id: t for t in make_env(args.env).tasks()}
     if missing := sorted({r["task"] for r in chosen} - set(tasks)):
         print(f"error: task {missing[0]} is not a task of --env {args.env}", file=sys.stderr)
         return 2
-    actor = ChatActor(load_model(args.model), curation="json")
+    model = args.model or config.get("curator_model") or config.get("model") or DEFAULT_MODEL
+    actor = ChatActor(load_model(model), max_tokens=config.get("max_tokens"), curation="json")
     embed = embedder_for(args.embedder or config.get("embedder", "all-MiniLM-L6-v2")).embed
     counts = [c for r in chosen if (c := await again(r, actor, tasks, embed)) is not None]
     n, (board, then, now) = len(counts), (sum(c[i] for c in counts) for i in range(3))
@@ -193,13 +194,23 @@ async def replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def spread(found: list[Any], limit: int) -> list[Any]:
+    """`limit` of `found`, evenly spaced from the first to near the last (all: `limit` 0).
+
+    >>> spread(list(range(10)), 3), spread(list(range(4)), 6)
+    ([0, 3, 6], [0, 1, 2, 3])
+    """
+    n = min(limit, len(found)) if limit else len(found)
+    return [found[i * len(found) // n] for i in range(n)]
+
+
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder with insights' curator requests")
     parser.add_argument("--env", required=True, help="the env spec the run used")
     parser.add_argument("--strategy", default="insights")
     parser.add_argument("--limit", type=int, default=30, help="requests, evenly spaced (0: all)")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="the curator's model")
+    parser.add_argument("--model", default="", help="default: the run's curator (config.json)")
     parser.add_argument("--embedder", default="", help="default: the run's (config.json)")
     return parser.parse_args()
 

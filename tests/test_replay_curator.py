@@ -20,9 +20,10 @@ SCRIPT = ROOT / "scripts" / "replay_curator.py"
 ENV, MODEL = "python:prompt_model:WordsEnv", "python:prompt_model:PromptModel"
 
 
-def replay(*args: str) -> subprocess.CompletedProcess[str]:
+def replay(*args: str, model: str = MODEL) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(SCRIPT), "--env", ENV, "--model", MODEL, *args]
+    command = [sys.executable, str(SCRIPT), "--env", ENV, *args]
+    command += ["--model", model] if model else []  # none: the run's
     command += ["--embedder", "hash-64"]
     environ = os.environ | {"PYTHONPATH": path}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environ)
@@ -69,9 +70,18 @@ def test_a_request_after_several_attempts_is_rebuilt_too(tmp_path: Path) -> None
     out = tmp_path / "run"
     trace = stream(out, "--episodes", "2")
     asked = sum(json.loads(x)["kind"] == "distill" for x in trace.splitlines())
-    done = replay(str(out), "--limit", "0")
+    done = replay(str(out), "--limit", "0", model="")  # the run's model, from its config
     assert done.returncode == 0, done.stderr
     assert f"{asked} requests replayed (0 rebuilt differently, left out)" in done.stdout
+    assert counts(done.stdout)[-1] == counts(done.stdout)[2]  # the same model: the same replies
+
+
+def test_a_limit_spreads_the_requests_over_the_whole_run() -> None:
+    spread = script().spread
+    assert spread(list(range(108)), 4) == [0, 27, 54, 81]
+    picked = spread(list(range(79)), 30)  # every second would stop at 58
+    assert len(picked) == 30 and picked[-1] == 76 and len(set(picked)) == 30
+    assert spread(list(range(3)), 5) == [0, 1, 2] and spread(list(range(3)), 0) == [0, 1, 2]
 
 
 def test_a_reply_is_taken_only_if_every_operation_applies() -> None:
