@@ -25,7 +25,7 @@ from reflexion.runner.budget import Budget
 from reflexion.runner.config import RunConfig
 from reflexion.runner.results import Resume, RunResults, loaded
 from reflexion.runner.schedule import TrialRunner, Trials, run_jobs, stream_order
-from reflexion.runner.setup import Injected, Prepared, prepare
+from reflexion.runner.setup import Injected, Prepared, jobs_of, prepare
 from reflexion.trial.board import undo_interrupted
 
 P = ParamSpec("P")
@@ -121,8 +121,7 @@ def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
 
 
 def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
-    c = plan.config
-    return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in plan.tasks]
+    return jobs_of(plan.config, plan.tasks)
 
 
 def _stream(plan: Prepared) -> list[str] | None:

@@ -133,11 +133,14 @@ def _all_done(folder: RunFolder, config: RunConfig, tasks: Sequence[Task]) -> bo
     """Has every trial of `config` a result in `folder`, with no trial cut off there? Then a run
     has nothing to do (not even undo a cut-off trial's lessons), so it loads no model or store.
     False for a run of no tasks, whose model and store are still checked by loading them."""
-    done = {r.key for r in folder.results()}
-    jobs = {
-        (s, t.id, seed) for s in config.strategies for seed in range(config.seeds) for t in tasks
-    }
+    done, jobs = {r.key for r in folder.results()}, set(jobs_of(config, tasks))
     return bool(jobs) and jobs <= done and not folder.unfinished(done)
+
+
+def jobs_of(config: RunConfig, tasks: Sequence[Task]) -> list[tuple[str, str, int]]:
+    """The run's trials, (strategy, task id, seed), in the order they are scheduled."""
+    c = config
+    return [(s, t.id, seed) for s in c.strategies for seed in range(c.seeds) for t in tasks]
 
 
 def _nothing_to_run(seed: int) -> Actor:
