@@ -87,8 +87,7 @@ def material(request: dict[str, Any]) -> list[Attempt]:
             float(d["value"]), bool(d["solved"]), str(d.get("shown", d.get("feedback", "")))
         )
         attempts.append(Attempt(n, a["answer"], score, a["prompt"]))
-    failed = [a for a in attempts if not a.score.solved]
-    return [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
+    return RULES.compared(attempts)
 
 
 def rules_shown(asked: Sequence[Any]) -> list[str]:

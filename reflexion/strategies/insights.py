@@ -183,6 +183,13 @@ def as_line(op: object) -> str:
     return f"{name}{number}: {' '.join(text.split())}".rstrip(": ")
 
 
+def compared(attempts: Sequence[Attempt]) -> list[Attempt]:
+    """What the curator looks at, as ExpeL: the first failure and the last attempt (the success
+    after it, or another failure), or a lone failure."""
+    failed = [a for a in attempts if not a.score.solved]
+    return [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
+
+
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
     return [Recalled(r) for r in await trial.board(Kind.RULE, episode)]
 
@@ -194,7 +201,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if cannot_learn(trial, Kind.RULE, episode):
         return
     board = await trial.board(Kind.RULE, episode)
-    material = [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
+    material = compared(attempts)
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
     read = json_edits if trial.actor.curation == "json" else parse_edits
     edits, bad, beyond = read(call.output, [r.id for r in board])
