@@ -441,3 +441,35 @@ def test_a_skill_that_memory_tokens_kept_out_of_the_prompt_gets_no_vote(tmp_path
     [left_out] = third["data"]["over_bound"]
     revised = [s["output"] for s in steps if s["kind"] == "revise"]
     assert len(revised) == 2 and revised[1].startswith("downvote ") and left_out not in revised[1]
+
+
+def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(tmp_path: Path) -> None:
+    """Under the code protocol the model may answer by itself after its program printed
+    nothing (seen on the default model: a solver without parentheses, then a right answer of its
+    own). That program passes no check, so it is not kept: the next puzzle is shown no skill.
+    A program that prints the solving expression is kept."""
+    silent = "```python\nfor x in []:\n    print(x)\n```"
+    replies = [silent, "Answer: 3 * 6 + 3 + 3", "Answer: 1 + 7 + 13 + 13"]  # 3-3-3-6, 1-7-13-13
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(tmp_path / "r"),
+        episodes=1,
+        code_rounds=1,
+        embedder="hash-64",
+        order="stream",
+    )
+    model = scripted(replies)
+    results = {r.task_id: r for r in run(config, env=Game24Env.from_spec("2,seed=7"), model=model)}
+    assert results["game24/3-3-3-6"].final_passed  # solved, by the text after the program
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    assert not [s for s in steps if s["kind"] == "remember"]
+    [skipped] = [s for s in steps if s["kind"] == "skipped"]
+    assert "does not pass the check on its own" in skipped["output"]
+    [verified] = [s for s in steps if s["kind"] == "verify"]
+    assert verified["data"]["solved"] is False
+    assert "Programs that solved" not in "\n".join(str(m.content) for m in model.prompts[-1])
+    # the same stream where the program prints the answer: kept, and shown next
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    _, steps = skills_stream(tmp_path / "b", "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert solver in kept["output"]

@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from running import RunConfig, run
 
+from envs.sandbox import run_python
 from reflexion.core.records import Score, Task, TaskResult
 from reflexion.report.paired import compare_paired, pair
 
@@ -33,6 +34,7 @@ MARK = "!!"
 ASKED = re.compile(r"the code word for item ([a-z0-9]+)\.")
 RULE = "the answer must end with two exclamation marks (!!)"  # the visible feedback
 LESSON = f"End every answer with {MARK}"  # what the model writes when it has read RULE
+PROGRAM = re.compile(r"```python\n(.*)\n```", re.DOTALL)
 DESIGNS = ("exemplars", "insights", "cheatsheet", "bank", "skills")
 
 
@@ -51,13 +53,22 @@ class ConventionEnv:
         return list(self._tasks)
 
     def score(self, task: Task, candidate: str) -> Score:
-        lines = candidate.strip().splitlines()
-        ok = bool(lines) and lines[-1].strip() == task.spec["word"] + MARK
+        ok = said(candidate) == task.spec["word"] + MARK
         return Score(float(ok), ok, "the code word, as asked" if ok else RULE)
 
     def evaluate(self, task: Task, candidate: str) -> Score:
         passed = self.score(task, candidate).solved
         return Score(float(passed), passed, f"{SECRET}: checked")
+
+
+def said(candidate: str) -> str:
+    """An answer's last line; an answer that is a program alone says what it prints, run in the
+    sandbox (as game24 runs one), so that `skills` can check a program on its own."""
+    program = PROGRAM.fullmatch(candidate.strip())
+    if program:
+        candidate = run_python(program[1], timeout_s=10).stdout
+    lines = candidate.strip().splitlines()
+    return lines[-1].strip() if lines else ""
 
 
 class ConventionModel(BaseChatModel):

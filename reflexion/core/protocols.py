@@ -324,6 +324,11 @@ class Trial(Protocol):
 
     async def attempt(self, call: Call, episode: int) -> Attempt: ...
 
+    async def verify(self, candidate: str, episode: int) -> Score:
+        """The VISIBLE check of a text that is not an attempt (a program about to be kept as a
+        skill): traced as a `verify` step; no held-out check, no credit, no candidate kept."""
+        ...
+
     async def recall(
         self,
         episode: int,

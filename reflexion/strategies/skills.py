@@ -1,9 +1,12 @@
 """`skills`: verified programs kept as skills, in the line of Voyager's skill library and Buffer
 of Thoughts' templates (its Game of 24 template is a brute-force program). No model writes this
 memory: when a task is solved and its answer came with a Python program (in the answer, or in a
-round of the code protocol, `--code-rounds`), the program is stored verbatim, with the task it
-solved and its provenance. A new task recalls the k most similar skills, shown as code the model
-may call or adapt, under one generic line on how to use them.
+round of the code protocol, `--code-rounds`), the program is checked on its own by the task's
+visible check (as Voyager keeps only code that its self-verification passed), and one that
+passes is stored verbatim, with the task it solved and its provenance. A program that printed
+nothing useful, behind an answer the model then wrote by itself, is not kept. A new task
+recalls the k most similar skills, shown as code the model may call or adapt, under one
+generic line on how to use them.
 
 Every reuse is checked: each skill shown for an attempt gains a vote when the attempt passed its
 visible check, and loses one when the task's last attempt failed with it shown (one vote a
@@ -58,7 +61,7 @@ def solving_program(attempt: Attempt) -> str | None:
 
 
 def skill_text(prompt: str, program: str) -> str:
-    return f"Task it solved:\n{prompt}\n\n```python\n{program}\n```"
+    return f"Task it solved:\n{prompt}\n\n{fenced(program)}"
 
 
 def numbered(texts: Sequence[str]) -> str:
@@ -72,8 +75,20 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
     program = solving_program(solved) if solved.score.solved else None
-    if program is not None:  # only a program behind an answer its visible check passed
-        await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
+    if program is None:
+        return
+    # subtle: under the code protocol a solved answer may be the model's own text after a
+    # program that printed nothing; such a program must not become a skill, so the program is
+    # checked on its own, as the answer would be (Game of 24: the expression it prints)
+    if not (await trial.verify(fenced(program), solved.episode)).solved:
+        why = "not kept as a skill: the program does not pass the check on its own"
+        trial.note(solved.episode, "skipped", why, {"kind": Kind.SKILL})
+        return
+    await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
+
+
+def fenced(program: str) -> str:
+    return f"```python\n{program}\n```"
 
 
 async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:

@@ -188,6 +188,13 @@ class RecordedTrial:
         )
         return attempt
 
+    async def verify(self, candidate: str, episode: int) -> Score:
+        """The visible check of a text that is not an attempt (see Trial.verify)."""
+        score, signal = await visible_score(self, candidate, episode)
+        data = score.to_dict() | {"signal": signal}
+        self._log(episode, "verify", output=score.feedback, data=data)
+        return score
+
     async def write_self_tests(self) -> None:
         """Before the first attempt (--signal self-tests or both; reflexion.trial.self_tests)."""
         self.self_tests = await write_self_tests(self)
