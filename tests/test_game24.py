@@ -445,9 +445,8 @@ def test_a_skill_that_memory_tokens_kept_out_of_the_prompt_gets_no_vote(tmp_path
 
 def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(tmp_path: Path) -> None:
     """Under the code protocol the model may answer by itself after its program printed
-    nothing (seen on the default model: a solver without parentheses, then a right answer of its
-    own). That program passes no check, so it is not kept: the next puzzle is shown no skill.
-    A program that prints the solving expression is kept."""
+    nothing useful. That program passes no check, so it is not kept: the next puzzle is shown
+    no skill. A program that prints the solving expression is kept."""
     silent = "```python\nfor x in []:\n    print(x)\n```"
     replies = [silent, "Answer: 3 * 6 + 3 + 3", "Answer: 1 + 7 + 13 + 13"]  # 3-3-3-6, 1-7-13-13
     config = RunConfig(
