@@ -18,7 +18,10 @@ from reflexion.web.task_list import attempts
 
 SIDE_BY_SIDE = 4  # strategies shown side by side when none are picked
 
-QUIET = {"evaluate", "score", "recall", "remember", "self-tests", "budget"}  # not model calls
+# not model calls: notes shown with what they say (a program checked before it is kept as a
+# skill, operations of a curator's reply skipped or unparsed, board edits)
+QUIET = {"evaluate", "score", "recall", "remember", "self-tests", "budget", "verify", "skipped"}
+QUIET |= {"unparsed", "revise", "revised"}
 
 
 def task_page(site: Site, name: str, task_id: str, seed: int, show: Sequence[str] = ()) -> str:
