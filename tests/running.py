@@ -4,10 +4,41 @@ two a run, and these tests look at the results and the run folder only."""
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
+from typing import Any
 
+from conftest import scripted
+
+from envs.game24 import Game24Env
 from reflexion import RunConfig
 from reflexion import run as run_with_report
+from reflexion.core.records import TaskResult
 
 run = functools.partial(run_with_report, report=False)
 
-__all__ = ["RunConfig", "run"]
+__all__ = ["RunConfig", "run", "skills_stream"]
+
+
+def skills_stream(
+    out: Path,
+    puzzles: str,
+    replies: list[str],
+    episodes: int = 1,
+    code_rounds: int = 0,
+    **more: Any,
+) -> tuple[list[TaskResult], list[dict[str, Any]]]:
+    """`skills` over a stream of `puzzles` (a game24 spec) with a scripted model, into the run
+    folder `out`: its results and its trace's steps."""
+    config = RunConfig(
+        strategies=("skills",),
+        out=str(out / "r"),
+        episodes=episodes,
+        code_rounds=code_rounds,
+        embedder="hash-64",
+        order="stream",
+        **more,
+    )
+    results = run(config, env=Game24Env.from_spec(puzzles), model=scripted(replies))
+    steps = [json.loads(line) for line in (out / "r" / "trace.jsonl").read_text().splitlines()]
+    return results, steps

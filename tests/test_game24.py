@@ -10,11 +10,10 @@ import time
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import scripted
-from running import run
+from running import run, skills_stream
 
 import envs.game24.env as game24_env
 from envs.game24 import Game24Env
@@ -24,7 +23,6 @@ from envs.game24.puzzles import counts, cuts, difficulty, solvable, ways
 from envs.registry import make_env
 from reflexion.cli import main
 from reflexion.core.protocols import CodeRunningEnv, Env, SandboxedEnv
-from reflexion.core.records import TaskResult
 from reflexion.runner.config import RunConfig
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
@@ -388,25 +386,6 @@ def test_skills_keep_a_verified_program_show_it_and_retire_it_when_reuse_keeps_f
     assert [c.before.votes for c in history if c.before] == [2, 1]
 
 
-def skills_stream(
-    tmp_path: Path, puzzles: str, replies: list[str], episodes: int = 1, **more: Any
-) -> tuple[list[TaskResult], list[dict[str, Any]]]:
-    """`skills` over a stream of `puzzles` (a game24 spec), no code rounds: its results and
-    its trace's steps."""
-    config = RunConfig(
-        strategies=("skills",),
-        out=str(tmp_path / "r"),
-        episodes=episodes,
-        code_rounds=0,
-        embedder="hash-64",
-        order="stream",
-        **more,
-    )
-    results = run(config, env=Game24Env.from_spec(puzzles), model=scripted(replies))
-    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
-    return results, steps
-
-
 def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
@@ -449,24 +428,15 @@ def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(tmp_path
     no skill. A program that prints the solving expression is kept."""
     silent = "```python\nfor x in []:\n    print(x)\n```"
     replies = [silent, "Answer: 3 * 6 + 3 + 3", "Answer: 1 + 7 + 13 + 13"]  # 3-3-3-6, 1-7-13-13
-    config = RunConfig(
-        strategies=("skills",),
-        out=str(tmp_path / "r"),
-        episodes=1,
-        code_rounds=1,
-        embedder="hash-64",
-        order="stream",
-    )
-    model = scripted(replies)
-    results = {r.task_id: r for r in run(config, env=Game24Env.from_spec("2,seed=7"), model=model)}
-    assert results["game24/3-3-3-6"].final_passed  # solved, by the text after the program
-    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    results, steps = skills_stream(tmp_path / "a", "2,seed=7", replies, code_rounds=1)
+    assert {r.task_id: r for r in results}["game24/3-3-3-6"].final_passed  # by the text after
     assert not [s for s in steps if s["kind"] == "remember"]
     [skipped] = [s for s in steps if s["kind"] == "skipped"]
     assert "does not pass the check on its own" in skipped["output"]
     [verified] = [s for s in steps if s["kind"] == "verify"]
     assert verified["data"]["solved"] is False
-    assert "Programs that solved" not in "\n".join(str(m.content) for m in model.prompts[-1])
+    last = [s for s in steps if s["kind"] == "generate"][-1]
+    assert "Programs that solved" not in json.dumps(last["prompt"])
     # the same stream where the program prints the answer: kept, and shown next
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     _, steps = skills_stream(tmp_path / "b", "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])

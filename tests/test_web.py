@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import KeywordEnv, scripted
-from running import RunConfig, run
+from running import RunConfig, run, skills_stream
 from starlette.testclient import TestClient
 from web_runs import HOSTILE, hostile_run
 
@@ -238,19 +238,9 @@ def test_the_run_page_shows_what_memory_cost_and_the_kinds_written(kinds_dir: Pa
 def test_a_task_page_says_why_a_program_was_not_kept_as_a_skill(tmp_path: Path) -> None:
     """The check of a program before it is kept (a `verify` step) and the note that it was not
     kept read as what they say, not as a model call of 0 tokens."""
-    from envs.game24 import Game24Env
-
     silent = "```python\nfor x in []:\n    print(x)\n```"
-    config = RunConfig(
-        strategies=("skills",),
-        out=str(tmp_path / "g"),
-        episodes=1,
-        code_rounds=1,
-        embedder="hash-64",
-        order="stream",
-    )
-    run(config, env=Game24Env.from_spec("1,seed=7"), model=scripted([silent, "Answer: 3*6+3+3"]))
-    page = client(tmp_path / "g").get("/runs/g/tasks/game24/3-3-3-6").text
+    skills_stream(tmp_path, "1,seed=7", [silent, "Answer: 3*6+3+3"], code_rounds=1)
+    page = client(tmp_path / "r").get("/runs/r/tasks/game24/3-3-3-6").text
     assert "verify: " in page and "printed no expression" in page
     assert "skipped: " in page and "does not pass the check on its own" in page
     assert "0 tokens out" not in page
