@@ -422,7 +422,9 @@ def test_a_skill_that_memory_tokens_kept_out_of_the_prompt_gets_no_vote(tmp_path
     assert len(revised) == 2 and revised[1].startswith("downvote ") and left_out not in revised[1]
 
 
-def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(tmp_path: Path) -> None:
+def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Under the code protocol the model may answer by itself after its program printed
     nothing useful. That program passes no check, so it is not kept: the next puzzle is shown
     no skill. A program that prints the solving expression is kept."""
@@ -437,6 +439,9 @@ def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(tmp_path
     assert verified["data"]["solved"] is False
     last = [s for s in steps if s["kind"] == "generate"][-1]
     assert "Programs that solved" not in json.dumps(last["prompt"])
+    main(["report", str(tmp_path / "a" / "r")])  # the report counts it among what was skipped
+    [row] = [line.split() for line in capsys.readouterr().out.splitlines() if "none " in line]
+    assert row[:4] == ["skills", "none", "1", "0"]
     # the same stream where the program prints the answer: kept, and shown next
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     _, steps = skills_stream(tmp_path / "b", "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])

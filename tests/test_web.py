@@ -244,3 +244,11 @@ def test_a_task_page_says_why_a_program_was_not_kept_as_a_skill(tmp_path: Path) 
     assert "verify: " in page and "printed no expression" in page
     assert "skipped: " in page and "does not pass the check on its own" in page
     assert "0 tokens out" not in page
+
+
+def test_a_task_page_shows_a_curators_board_edits_as_what_they_did(kinds_dir: Path) -> None:
+    web = client(kinds_dir)
+    pages = [web.get(f"/runs/kinds/tasks/{t.id}").text for t in KeywordEnv().tasks()]
+    edits = [p for p in pages if "revise: " in p]
+    assert edits and all("upvote " in p or "add " in p for p in edits)
+    assert not [p for p in pages if "0 tokens out" in p]
