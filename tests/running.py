@@ -1,5 +1,6 @@
 """`reflexion.run` as the tests call it: without the report, since plotting takes a second or
-two a run, and these tests look at the results and the run folder only."""
+two a run, and these tests look at the results and the run folder only; and `skills_stream`, a
+Game of 24 stream of `skills` with a scripted model, for the tests of skills and their pages."""
 
 from __future__ import annotations
 
