@@ -1,6 +1,7 @@
 """`reflexion.run` as the tests call it: without the report, since plotting takes a second or
 two a run, and these tests look at the results and the run folder only; and `skills_stream`, a
-Game of 24 stream of `skills` with a scripted model, for the tests of skills and their pages."""
+stream of `skills` with a scripted model (Game of 24 unless another env is given), for the tests
+of skills and their pages."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from conftest import scripted
 
 from envs.game24 import Game24Env
-from reflexion import RunConfig
+from reflexion import Env, RunConfig
 from reflexion import run as run_with_report
 from reflexion.core.records import TaskResult
 
@@ -23,14 +24,14 @@ __all__ = ["RunConfig", "run", "skills_stream"]
 
 def skills_stream(
     out: Path,
-    puzzles: str,
+    puzzles: str | Env,
     replies: list[str],
     episodes: int = 1,
     code_rounds: int = 0,
     **more: Any,
 ) -> tuple[list[TaskResult], list[dict[str, Any]]]:
-    """`skills` over a stream of `puzzles` (a game24 spec) with a scripted model, into the run
-    folder `out`: its results and its trace's steps."""
+    """`skills` over a stream of `puzzles` (a game24 spec, or any env) with a scripted model, into
+    the run folder `out`: its results and its trace's steps."""
     config = RunConfig(
         strategies=("skills",),
         out=str(out / "r"),
@@ -40,6 +41,7 @@ def skills_stream(
         order="stream",
         **more,
     )
-    results = run(config, env=Game24Env.from_spec(puzzles), model=scripted(replies))
+    env = Game24Env.from_spec(puzzles) if isinstance(puzzles, str) else puzzles
+    results = run(config, env=env, model=scripted(replies))
     steps = [json.loads(line) for line in (out / "r" / "trace.jsonl").read_text().splitlines()]
     return results, steps

@@ -38,14 +38,23 @@ HEADER = (
     "Programs that solved similar tasks. If one fits, call it or adapt it in your own program "
     "instead of starting from nothing:"
 )
-FENCE = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[ \t]*\n(.*?)```", re.DOTALL)
+PYTHON = {"python", "python3", "py", "py3"}
 # a skill survives one failed reuse, as an ExpeL rule survives one downvote; at 0 it retires
 RULES = Board(new_votes=2, drops_at_zero=True)
 
 
 def program_of(reply: str) -> str | None:
-    """The reply's fenced Python blocks as one program, or None when it holds none."""
-    blocks = [block.strip("\n") for block in FENCE.findall(reply)]
+    """The reply's fenced Python blocks as one program, or None when it holds none. Blocks that
+    name no language count only in a reply with no Python block: the code envs score an answer
+    in a bare fence, so its program is a skill too (its check runs before it is kept).
+
+    >>> program_of("```\\ndef double(x):\\n    return 2 * x\\n```")
+    'def double(x):\\n    return 2 * x'
+    """
+    fences = [(label.lower(), block.strip("\n")) for label, block in FENCE.findall(reply)]
+    python = [block for label, block in fences if label in PYTHON]
+    blocks = python or [block for label, block in fences if not label]
     return "\n\n".join(blocks) if blocks else None
 
 

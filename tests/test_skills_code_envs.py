@@ -1,0 +1,75 @@
+"""`skills` on the envs whose answer is itself code (issue 30: "any env whose answer can be
+code"): HumanEval and JSONL code tasks. A solved answer's program is checked on its own, kept,
+and shown to the next task as code to call or adapt; a failed one is not kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from running import skills_stream
+
+from envs.humaneval.env import HumanEvalEnv
+from envs.jsonl.env import JsonlEnv
+
+DOUBLE = {
+    "id": "double",
+    "prompt": "def double(x):\n    '''Twice x.'''\n",
+    "entry_point": "double",
+    "visible_tests": ["assert double(2) == 4"],
+    "hidden_tests": ["assert double(-3) == -6"],
+}
+TRIPLE = {
+    "id": "triple",
+    "prompt": "def triple(x):\n    '''Three times x.'''\n",
+    "entry_point": "triple",
+    "visible_tests": ["assert triple(2) == 6"],
+    "hidden_tests": ["assert triple(-3) == -9"],
+}
+
+
+def code_tasks(tmp_path: Path) -> JsonlEnv:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in (DOUBLE, TRIPLE)), encoding="utf-8")
+    return JsonlEnv(str(path))
+
+
+def prompts_of(steps: list[dict[str, Any]]) -> list[str]:
+    return [json.dumps(s["prompt"]) for s in steps if s["kind"] == "generate"]
+
+
+def test_a_solved_humaneval_answer_is_kept_and_shown_to_the_next_problem(tmp_path: Path) -> None:
+    env = HumanEvalEnv.from_spec("2")
+    first = env._problems["HumanEval/0"]
+    solution = f"```python\n{first.prompt}{first.canonical_solution}```"
+    results, steps = skills_stream(tmp_path, env, [solution, "```python\npass\n```"])
+    assert [r.final_passed for r in results] == [True, False]
+    [verified] = [s for s in steps if s["kind"] == "verify"]
+    assert verified["data"]["solved"] is True
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "def has_close_elements" in kept["output"]
+    second = prompts_of(steps)[1]
+    assert "Programs that solved similar tasks" in second and "has_close_elements" in second
+    # the failed second answer left no skill, and the shown skill lost its vote
+    revised = [s["output"] for s in steps if s["kind"] == "revise"]
+    assert revised == [f"downvote {kept['data']['id']}: 1 votes"]
+
+
+def test_a_code_task_answered_in_a_bare_fence_becomes_a_skill(tmp_path: Path) -> None:
+    """The code envs score a program in a fence that names no language, so `skills` keeps it
+    too (before, only ```python blocks were programs: this answer passed and left no skill)."""
+    bare = "Here it is:\n```\ndef double(x):\n    return 2 * x\n```"
+    results, steps = skills_stream(tmp_path, code_tasks(tmp_path), [bare, "```\npass\n```"])
+    assert [r.final_passed for r in results] == [True, False]
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "return 2 * x" in kept["output"] and "```python" in kept["output"]
+    assert "return 2 * x" in prompts_of(steps)[1]
+
+
+def test_a_code_task_answer_that_fails_its_check_is_not_kept(tmp_path: Path) -> None:
+    wrong = "```python\ndef double(x):\n    return x + 1\n```"
+    results, steps = skills_stream(tmp_path, code_tasks(tmp_path), [wrong, wrong])
+    assert not any(r.final_passed for r in results)
+    assert not [s for s in steps if s["kind"] in ("remember", "verify")]
+    assert "Programs that solved" not in prompts_of(steps)[1]
