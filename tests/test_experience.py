@@ -13,6 +13,7 @@ import pytest
 from conftest import SECRET, KeywordEnv, schema_scripted, scripted
 from running import RunConfig, run
 
+from envs.jsonl.env import JsonlEnv
 from memory import ChromaMemory, HashEmbedder
 from reflexion.cli import main
 from reflexion.core.records import Reflection, Task
@@ -668,3 +669,25 @@ def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
     assert main(["report", str(folder)]) == 0  # and the report counts it apart
     writes = json.loads((folder / "comparison.json").read_text())["memory"]["writes"]
     assert writes[0]["kinds"] == {"rule": {"added": 2, "upvoted (restated by an edit)": 1}}
+
+
+def test_exemplars_show_at_most_16_shots_as_self_streamicl_does(tmp_path: Path) -> None:
+    """StreamBench's Self-StreamICL recalls up to 16 earlier solved questions: after 18 solved
+    tasks the 19th prompt shows 16 of them, however much room memory has."""
+    path = tmp_path / "qa.jsonl"
+    rows = [{"id": f"q{n:02}", "question": f"What is item {n}?", "answer": "x"} for n in range(19)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    replies = [f"Answer: solution{n:02}" for n in range(19)]
+    model = scripted(replies)
+    config = RunConfig(
+        strategies=("exemplars",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+        memory_tokens=100_000,
+    )
+    run(config, model=model, env=JsonlEnv(str(path)))
+    last = "\n".join(str(m.content) for m in model.prompts[-1])
+    shown = [n for n in range(18) if f"solution{n:02}" in last]
+    assert len(stored(tmp_path / "run")) == 19 and len(shown) == 16

@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import scripted
+from conftest import schema_scripted, scripted
 from running import run, skills_stream
 
 import envs.game24.env as game24_env
@@ -447,3 +447,15 @@ def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(
     _, steps = skills_stream(tmp_path / "b", "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])
     [kept] = [s for s in steps if s["kind"] == "remember"]
     assert solver in kept["output"]
+
+
+@pytest.mark.parametrize(("protocol", "room"), [("code", 1024), ("expression", 512)])
+def test_an_answer_has_room_for_a_program_under_the_code_protocol(
+    tmp_path: Path, protocol: str, room: int
+) -> None:
+    """Issue 30: under the code protocol an answer may run to 1,024 tokens (Dynamic Cheatsheet
+    allows 2,048); the expression-only protocol keeps the usual 512."""
+    model = schema_scripted(["Answer: 3 * 6 + 3 + 3"])
+    env = Game24Env.from_spec(f"1,seed=7,protocol={protocol}")
+    run(RunConfig(strategies=("single",), out=str(tmp_path / "r")), env=env, model=model)
+    assert [b["max_tokens"] for b in model.bound] == [room]

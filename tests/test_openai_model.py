@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import KeywordEnv
@@ -103,3 +104,27 @@ def test_openai_compatible_endpoint_gets_concurrent_requests(tmp_path: Path, cap
     assert stub.max_in_flight == 4  # --concurrency 4 kept four requests in flight
     results = RunFolder(tmp_path / "r").results()
     assert sum(r.llm_calls for r in results) == 12 and sum(r.reused_calls for r in results) == 2
+
+
+def test_an_openai_curator_is_asked_for_structured_output_and_an_answer_is_not(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Issue 30: every curator reply is held to its JSON schema where the model supports it; an
+    OpenAI model by its structured output (`response_format`), never the answer itself."""
+    register_env("keywords", lambda arg: KeywordEnv())
+    edit = '{"reason": "it missed words", "operations": [{"op": "add", "text": "Name a river."}]}'
+    with StubServer(["an apple", edit]) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        args = ["run", "--env", "keywords", "--strategy", "cheatsheet", "--order", "stream"]
+        args += ["--tasks", "1", "--episodes", "1", "--model", "openai:stub-model"]
+        args += ["--out", str(tmp_path / "r"), "--embedder", "hash-64", "--no-progress"]
+        code = main(args)
+    assert code == 0, capsys.readouterr().err
+    answer, curator = stub.requests
+    assert "response_format" not in answer
+    form = curator["response_format"]
+    assert form["type"] == "json_schema"
+    assert "operations" in json.dumps(form["json_schema"]["schema"])
+    steps = [json.loads(line) for line in (tmp_path / "r" / "trace.jsonl").read_text().splitlines()]
+    assert [s["kind"] for s in steps if s["kind"] in ("unparsed", "revised")] == ["revised"]
