@@ -105,6 +105,23 @@ def test_the_questions_are_many_distinct_and_tagged() -> None:
     assert 0 < sum(q.ordered for q in questions) < len(questions)
 
 
+def test_no_two_questions_are_one_template_with_other_constants() -> None:
+    """Issue 31: no two questions may be the same template with other constants. Two gold
+    queries that differ only in their literals must test different schema knowledge (March
+    2024's orders, and FY2025's, which needs the fiscal year's start)."""
+    questions = load_questions()
+
+    def template(gold: str) -> str:
+        shape = re.sub(r"\b\d+(?:\.\d+)?\b", "?", re.sub(r"'[^']*'", "?", gold))
+        return " ".join(shape.lower().split())
+
+    seen: dict[tuple[str, frozenset[str]], str] = {}
+    for q in questions:
+        key = (template(q.gold), frozenset(q.needs))
+        assert key not in seen, f"{q.id} repeats {seen[key]} with other constants"
+        seen[key] = q.id
+
+
 def test_every_gold_query_gives_rows_that_no_trivial_query_gives(
     env: SqlEnv, gold_results: dict[str, Result]
 ) -> None:
