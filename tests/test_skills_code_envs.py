@@ -12,6 +12,7 @@ from running import skills_stream
 
 from envs.humaneval.env import HumanEvalEnv
 from envs.jsonl.env import JsonlEnv
+from reflexion.strategies.skills import program_of
 
 DOUBLE = {
     "id": "double",
@@ -73,3 +74,11 @@ def test_a_code_task_answer_that_fails_its_check_is_not_kept(tmp_path: Path) -> 
     assert not any(r.final_passed for r in results)
     assert not [s for s in steps if s["kind"] in ("remember", "verify")]
     assert "Programs that solved" not in prompts_of(steps)[1]
+
+
+def test_a_query_or_prose_in_a_bare_fence_is_not_a_program() -> None:
+    """The SQL env's check also reads a query in a bare fence; such a query is not Python, so
+    `skills` takes no program from it (on SQL it keeps nothing), nor from prose."""
+    assert program_of("```\nSELECT COUNT(*) FROM orders WHERE store_id = 2\n```") is None
+    assert program_of("```\nFirst add, then multiply by the rest.\n```") is None
+    assert program_of("```\nprint(4 * 6)\n```") == "print(4 * 6)"

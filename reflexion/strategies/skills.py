@@ -27,6 +27,7 @@ keyed by the task it solved, and nothing is asked of the model to store it.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -46,16 +47,26 @@ RULES = Board(new_votes=2, drops_at_zero=True)
 
 def program_of(reply: str) -> str | None:
     """The reply's fenced Python blocks as one program, or None when it holds none. Blocks that
-    name no language count only in a reply with no Python block: the code envs score an answer
-    in a bare fence, so its program is a skill too (its check runs before it is kept).
+    name no language count only in a reply with no Python block, and only if they parse as
+    Python: the code envs score an answer in a bare fence, so its program is a skill too (its
+    check runs before it is kept), while a query in a bare fence is not a program.
 
     >>> program_of("```\\ndef double(x):\\n    return 2 * x\\n```")
     'def double(x):\\n    return 2 * x'
     """
     fences = [(label.lower(), block.strip("\n")) for label, block in FENCE.findall(reply)]
     python = [block for label, block in fences if label in PYTHON]
-    blocks = python or [block for label, block in fences if not label]
+    blocks = python or [block for label, block in fences if not label and parses(block)]
     return "\n\n".join(blocks) if blocks else None
+
+
+def parses(block: str) -> bool:
+    """Whether a block is Python: a bare-fenced SQL query or prose is not a program."""
+    try:
+        ast.parse(block)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def solving_program(attempt: Attempt) -> str | None:
