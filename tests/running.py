@@ -24,14 +24,14 @@ __all__ = ["RunConfig", "run", "skills_stream"]
 
 def skills_stream(
     out: Path,
-    puzzles: str | Env,
+    env: str | Env,
     replies: list[str],
     episodes: int = 1,
     code_rounds: int = 0,
     **more: Any,
 ) -> tuple[list[TaskResult], list[dict[str, Any]]]:
-    """`skills` over a stream of `puzzles` (a game24 spec, or any env) with a scripted model, into
-    the run folder `out`: its results and its trace's steps."""
+    """`skills` over a stream of `env` (a game24 spec, or any env) with a scripted model, into the
+    run folder `out`: its results and its trace's steps."""
     config = RunConfig(
         strategies=("skills",),
         out=str(out / "r"),
@@ -41,7 +41,7 @@ def skills_stream(
         order="stream",
         **more,
     )
-    env = Game24Env.from_spec(puzzles) if isinstance(puzzles, str) else puzzles
-    results = run(config, env=env, model=scripted(replies))
+    tasks = Game24Env.from_spec(env) if isinstance(env, str) else env
+    results = run(config, env=tasks, model=scripted(replies))
     steps = [json.loads(line) for line in (out / "r" / "trace.jsonl").read_text().splitlines()]
     return results, steps
