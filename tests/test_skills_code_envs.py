@@ -82,3 +82,19 @@ def test_a_query_or_prose_in_a_bare_fence_is_not_a_program() -> None:
     assert program_of("```\nSELECT COUNT(*) FROM orders WHERE store_id = 2\n```") is None
     assert program_of("```\nFirst add, then multiply by the rest.\n```") is None
     assert program_of("```\nprint(4 * 6)\n```") == "print(4 * 6)"
+
+
+def test_an_answer_cut_off_before_its_fence_closed_is_kept_as_the_check_ran_it(
+    tmp_path: Path,
+) -> None:
+    """An answer that hit its token limit inside its block has no closing fence. The check
+    reads the block to the reply's end and passes it, so `skills` keeps that same program
+    (before, `skills` read only closed fences: this answer passed and left no skill)."""
+    cut = "```python\ndef double(x):\n    return 2 * x\n"
+    results, steps = skills_stream(tmp_path, code_tasks(tmp_path), [cut, "```\npass\n```"])
+    assert [r.final_passed for r in results] == [True, False]
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "return 2 * x" in kept["output"]
+    assert program_of("Two blocks:\n```python\nx = 4\n```\nthen\n```py\nprint(x)") == (
+        "x = 4\n\nprint(x)"
+    )

@@ -22,8 +22,9 @@ import re
 import textwrap
 from collections.abc import Iterator
 
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-PYTHON_LABELS = {"", "python", "py", "python3", "py3"}
+from reflexion.core.fences import PYTHON, fenced_blocks
+
+PYTHON_LABELS = {"", *PYTHON}  # an answer in a bare fence is scored as Python
 CODE_START = re.compile(r"^(?:def |async def |class |import |from \S+ import |@)")
 
 
@@ -59,7 +60,7 @@ def extract_code(text: str, entry_point: str, prompt: str) -> str:
 def _pieces(text: str) -> Iterator[str]:
     """Candidate programs, most likely first: fenced blocks from the last one, the whole text,
     then the text from its first code-looking line, cut at the end until it parses."""
-    blocks = [m.group(2) for m in FENCE.finditer(text) if m.group(1).lower() in PYTHON_LABELS]
+    blocks = [block.code for block in fenced_blocks(text) if block.label in PYTHON_LABELS]
     yield from reversed(blocks)
     if blocks:
         return

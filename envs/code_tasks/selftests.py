@@ -13,7 +13,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from envs.code_tasks.extract import FENCE
+from reflexion.core.fences import fenced_blocks
 
 MAX_TEST_CHARS = 1_000  # one assert; a longer one is more likely a program than a test
 
@@ -47,7 +47,7 @@ def parse_self_tests(answer: str, entry_point: str, limit: int = 5) -> SelfTests
 
 
 def _code(answer: str) -> str:
-    blocks = [m.group(2) for m in FENCE.finditer(answer.replace("\r\n", "\n"))]
+    blocks = [block.code for block in fenced_blocks(answer.replace("\r\n", "\n"))]
     return "\n".join(blocks) if blocks else answer
 
 

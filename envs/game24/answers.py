@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-PYTHON_LABELS = {"python", "py", "python3", "py3"}
+from reflexion.core.fences import FENCE, PYTHON, fenced_blocks
+
 ANSWER = re.compile(r"^[\s*#>_-]*(?:final\s+)?answer\s*[*_]*\s*:\s*(.*)$", re.IGNORECASE)
 EXPRESSION = re.compile(r"^[\d\s+\-*/().]*\d[\d\s+\-*/().]*$")
 OPERATOR = re.compile(r"\d\s*\)*\s*[+\-*/]")
@@ -29,7 +29,7 @@ def python_code(reply: str) -> str | None:
     >>> python_code("Here:\\n```python\\nx = 4\\n```\\nthen\\n```python\\nprint(x)\\n```")
     'x = 4\\n\\nprint(x)\\n'
     """
-    blocks = [m.group(2) for m in FENCE.finditer(reply) if m.group(1).lower() in PYTHON_LABELS]
+    blocks = [block.code for block in fenced_blocks(reply) if block.label in PYTHON]
     return "\n".join(blocks) if blocks else None
 
 
@@ -48,7 +48,7 @@ def text_answer(reply: str) -> str | None:
 
 def _unless_python(fence: re.Match[str]) -> str:
     """A fenced block's text, kept as text unless the block is Python (code is run, not read)."""
-    return "" if fence.group(1).lower() in PYTHON_LABELS else fence.group(2)
+    return "" if fence.group(1).lower() in PYTHON else fence.group(2)
 
 
 def last_expression(lines: list[str]) -> str | None:

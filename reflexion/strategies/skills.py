@@ -28,9 +28,9 @@ keyed by the task it solved, and nothing is asked of the model to store it.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
+from reflexion.core.fences import PYTHON, fenced_blocks
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled
 from reflexion.strategies.learning import Board, Design, Lessons, both
@@ -39,8 +39,6 @@ HEADER = (
     "Programs that solved similar tasks. If one fits, call it or adapt it in your own program "
     "instead of starting from nothing:"
 )
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[ \t]*\n(.*?)```", re.DOTALL)
-PYTHON = {"python", "python3", "py", "py3"}
 # a skill survives one failed reuse, as an ExpeL rule survives one downvote; at 0 it retires
 RULES = Board(new_votes=2, drops_at_zero=True)
 
@@ -49,14 +47,16 @@ def program_of(reply: str) -> str | None:
     """The reply's fenced Python blocks as one program, or None when it holds none. Blocks that
     name no language count only in a reply with no Python block, and only if they parse as
     Python: the code envs score an answer in a bare fence, so its program is a skill too (its
-    check runs before it is kept), while a query in a bare fence is not a program.
+    check runs before it is kept), while a query in a bare fence is not a program. Fences are
+    read as the checks read them (`reflexion.core.fences`): a block cut off at the token limit
+    runs to the reply's end, so the program kept is the one the check ran.
 
     >>> program_of("```\\ndef double(x):\\n    return 2 * x\\n```")
     'def double(x):\\n    return 2 * x'
     """
-    fences = [(label.lower(), block.strip("\n")) for label, block in FENCE.findall(reply)]
-    python = [block for label, block in fences if label in PYTHON]
-    blocks = python or [block for label, block in fences if not label and parses(block)]
+    fences = [(block.label, block.code.strip("\n")) for block in fenced_blocks(reply)]
+    python = [code for label, code in fences if label in PYTHON]
+    blocks = python or [code for label, code in fences if not label and parses(code)]
     return "\n\n".join(blocks) if blocks else None
 
 
