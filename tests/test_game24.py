@@ -459,3 +459,22 @@ def test_an_answer_has_room_for_a_program_under_the_code_protocol(
     env = Game24Env.from_spec(f"1,seed=7,protocol={protocol}")
     run(RunConfig(strategies=("single",), out=str(tmp_path / "r")), env=env, model=model)
     assert [b["max_tokens"] for b in model.bound] == [room]
+
+
+def test_a_final_answer_quoting_the_output_in_a_bare_fence_keeps_the_rounds_solver(
+    tmp_path: Path,
+) -> None:
+    """Under the code protocol the model may quote what its program printed in a bare fence
+    before its answer. That quote is not a program: the solver from the code round is the
+    skill kept. And when the final reply holds a bare-fenced program that fails on its own, the
+    round's solver is still found behind it and kept."""
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    quoted = "The program printed:\n```\n3 * 6 + 3 + 3\n```\nAnswer: 3 * 6 + 3 + 3"
+    _, steps = skills_stream(tmp_path / "a", "1,seed=7", [solver, quoted], code_rounds=1)
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "print('3 * 6 + 3 + 3')" in kept["output"]
+    silent = "Checked with:\n```\nx = 3 * 6\nprint(x)\n```\nAnswer: 3 * 6 + 3 + 3"
+    _, steps = skills_stream(tmp_path / "b", "1,seed=7", [solver, silent], code_rounds=1)
+    assert [s["data"]["solved"] for s in steps if s["kind"] == "verify"] == [False, True]
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "print('3 * 6 + 3 + 3')" in kept["output"] and "x = 3 * 6" not in kept["output"]

@@ -82,6 +82,13 @@ def test_a_query_or_prose_in_a_bare_fence_is_not_a_program() -> None:
     assert program_of("```\nSELECT COUNT(*) FROM orders WHERE store_id = 2\n```") is None
     assert program_of("```\nFirst add, then multiply by the rest.\n```") is None
     assert program_of("```\nprint(4 * 6)\n```") == "print(4 * 6)"
+    # an empty block and a quoted number or expression parse, but are no program
+    assert program_of("```\n```") is None
+    assert program_of("```\n24\n```\n```\n(4 + 4) * 3\n```") is None
+    # a reply written with Windows line ends keeps none of them in its program
+    assert program_of("```python\r\ndef f(x):\r\n    return 2 * x\r\n```") == (
+        "def f(x):\n    return 2 * x"
+    )
 
 
 def test_an_answer_cut_off_before_its_fence_closed_is_kept_as_the_check_ran_it(
@@ -98,3 +105,15 @@ def test_an_answer_cut_off_before_its_fence_closed_is_kept_as_the_check_ran_it(
     assert program_of("Two blocks:\n```python\nx = 4\n```\nthen\n```py\nprint(x)") == (
         "x = 4\n\nprint(x)"
     )
+
+
+def test_a_function_in_a_bare_fence_called_from_a_python_block_is_kept_whole(
+    tmp_path: Path,
+) -> None:
+    """The check reads every block that defines the function; a ```python block that only
+    calls it is no program alone, so the skill kept is both blocks, as the check ran them."""
+    split = "```\ndef double(x):\n    return 2 * x\n```\nUse:\n```python\nprint(double(2))\n```"
+    results, steps = skills_stream(tmp_path, code_tasks(tmp_path), [split, "```\npass\n```"])
+    assert results[0].final_passed
+    [kept] = [s for s in steps if s["kind"] == "remember"]
+    assert "return 2 * x" in kept["output"] and "print(double(2))" in kept["output"]

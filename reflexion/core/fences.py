@@ -25,5 +25,6 @@ class Fenced(NamedTuple):
 
 
 def fenced_blocks(reply: str) -> list[Fenced]:
-    """Every fenced block in `reply`, in order."""
-    return [Fenced(m.group(1).lower(), m.group(2)) for m in FENCE.finditer(reply)]
+    """Every fenced block in `reply`, in order, with Windows line ends read as newlines."""
+    text = reply.replace("\r\n", "\n")
+    return [Fenced(m.group(1).lower(), m.group(2)) for m in FENCE.finditer(text)]

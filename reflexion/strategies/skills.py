@@ -45,39 +45,51 @@ RULES = Board(new_votes=2, drops_at_zero=True)
 
 def program_of(reply: str) -> str | None:
     """The reply's fenced Python blocks as one program, or None when it holds none. Blocks that
-    name no language count only in a reply with no Python block, and only if they parse as
-    Python: the code envs score an answer in a bare fence, so its program is a skill too (its
-    check runs before it is kept), while a query in a bare fence is not a program. Fences are
-    read as the checks read them (`reflexion.core.fences`): a block cut off at the token limit
-    runs to the reply's end, so the program kept is the one the check ran.
+    name no language count only in a reply with no Python block, and only if they are a program
+    (`is_program`): the code envs score an answer in a bare fence, so its program is a skill too
+    (its check runs before it is kept), while a query, prose, or the number a program printed,
+    quoted in a bare fence, is not a program. Fences are read as the checks read them
+    (`reflexion.core.fences`): a block cut off at the token limit runs to the reply's end.
 
     >>> program_of("```\\ndef double(x):\\n    return 2 * x\\n```")
     'def double(x):\\n    return 2 * x'
+    >>> program_of("It printed:\\n```\\n3 * 6 + 3 + 3\\n```") is None
+    True
     """
-    fences = [(block.label, block.code.strip("\n")) for block in fenced_blocks(reply)]
-    python = [code for label, code in fences if label in PYTHON]
-    blocks = python or [code for label, code in fences if not label and parses(code)]
+    python = [code for label, code in _fences(reply) if label in PYTHON]
+    blocks = python or [code for label, code in _fences(reply) if not label and is_program(code)]
     return "\n\n".join(blocks) if blocks else None
 
 
-def parses(block: str) -> bool:
-    """Whether a block is Python: a bare-fenced SQL query or prose is not a program."""
+def every_program(reply: str) -> str | None:
+    """All the reply's program blocks, Python and bare, as one program: a bare block may define
+    what a ```python block then calls, as the code envs' check reads it."""
+    blocks = [code for label, code in _fences(reply) if label in PYTHON or is_program(code)]
+    return "\n\n".join(blocks) if blocks else None
+
+
+def _fences(reply: str) -> list[tuple[str, str]]:
+    return [(block.label, block.code.strip("\n")) for block in fenced_blocks(reply)]
+
+
+def is_program(block: str) -> bool:
+    """Whether a bare-fenced block is a program: it parses as Python and does something (a
+    definition, an import, an assignment, a call). A lone expression such as `3 * 6 + 3 + 3`
+    or `24` parses too, but it is an answer or an output quoted, not code to keep."""
     try:
-        ast.parse(block)
-    except (SyntaxError, ValueError):
+        tree = ast.parse(block)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
         return False
-    return True
+    return any(not isinstance(s, ast.Expr) or isinstance(s.value, ast.Call) for s in tree.body)
 
 
-def solving_program(attempt: Attempt) -> str | None:
-    """The program behind a solved answer: the answer's own, else the last one the model wrote
-    in a round of the code protocol (its earlier replies, in the answer's prompt)."""
+def solving_programs(attempt: Attempt) -> list[str]:
+    """The programs that may be behind a solved answer, the likeliest first: the answer's own,
+    then those the model wrote in earlier rounds of the code protocol (its earlier replies, in
+    the answer's prompt), each once."""
     replies = [m.content for m in attempt.prompt if m.role == "ai"] + [attempt.candidate]
-    for reply in reversed(replies):
-        found = program_of(reply)
-        if found is not None:
-            return found
-    return None
+    found = [read(reply) for reply in reversed(replies) for read in (program_of, every_program)]
+    return list(dict.fromkeys(p for p in found if p is not None))
 
 
 def skill_text(prompt: str, program: str) -> str:
@@ -94,17 +106,20 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     solved = attempts[-1]
-    program = solving_program(solved) if solved.score.solved else None
-    if program is None:
-        return
+    programs = solving_programs(solved) if solved.score.solved else []
     # subtle: under the code protocol a solved answer may be the model's own text after a
-    # program that printed nothing; such a program must not become a skill, so the program is
-    # checked on its own, as the answer would be (Game of 24: the expression it prints)
-    if not (await trial.verify(fenced(program), solved.episode)).solved:
-        why = "not kept as a skill: the program does not pass the check on its own"
+    # program that printed nothing; such a program must not become a skill, so each program is
+    # checked on its own, as the answer would be (Game of 24: the expression it prints), and
+    # the first that passes is kept (a final answer can quote a block that is not the solver)
+    for program in programs:
+        if (await trial.verify(fenced(program), solved.episode)).solved:
+            await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
+            return
+    if programs:
+        n = len(programs)
+        which = "the program does not pass" if n == 1 else f"none of its {n} programs passes"
+        why = f"not kept as a skill: {which} the check on its own"
         trial.note(solved.episode, "skipped", why, {"kind": Kind.SKILL})
-        return
-    await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
 
 
 def fenced(program: str) -> str:
