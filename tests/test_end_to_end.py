@@ -95,19 +95,19 @@ def _as_list(tests: str | list[str]) -> list[str]:
 
 
 def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path, capsys) -> None:
-    """SmolLM2-135M through every design that learns across tasks, on a Game of 24 stream of 2
-    under the code protocol: its curator replies are held to their JSON schema by llama.cpp's
+    """SmolLM2-135M through every design that learns across tasks, on a Game of 24 stream of 4
+    (issue 30) under the code protocol: its curator replies are held to their JSON schema by llama.cpp's
     grammar, so each is a JSON object; the run finishes, and every reply is kept or said in the
     trace to be unparsed."""
     out = tmp_path / "g24"
     designs = "exemplars,insights,cheatsheet,bank,proactive,skills,reflexion+skills"
-    argv = ["compare", "--env", "game24:2", "--episodes", "1", "--order", "stream"]
+    argv = ["compare", "--env", "game24:4", "--episodes", "1", "--order", "stream"]
     argv += ["--strategies", designs, "--out", str(out), "--model", "smollm2-135m"]
     argv += ["--embedder", "hash-64", "--no-progress"]
     argv += ["--max-tokens", "generate=48,distill=160,propose=64", "--code-rounds", "1"]  # short
     assert main(argv) == 0, capsys.readouterr().err
     results = RunFolder(out).results()
-    assert len(results) == 7 * 2 and all(r.attempts == 1 for r in results)
+    assert len(results) == 7 * 4 and all(r.attempts == 1 for r in results)
     steps = RunFolder(out).steps()
     asked = [s for s in steps if s.kind == "distill"]
     assert {s.strategy for s in asked} == {"insights", "cheatsheet", "bank"}
