@@ -130,3 +130,10 @@ def test_no_usable_code_is_an_error_with_a_reason(answer: str, reason: str) -> N
 
 def test_the_error_is_a_value_error() -> None:
     assert issubclass(CodeExtractionError, ValueError)
+
+
+def test_backticks_in_prose_open_no_block() -> None:
+    """A reply that names a fence in its prose before its code: the prose's backticks open no
+    block, so the code that follows is read, not the prose between them."""
+    reply = f"I put the code in a ```python block, as asked:\n```python\n{SOLUTION}```"
+    assert run(extract_code(reply, "count_even", PROMPT)) == 3
