@@ -47,7 +47,7 @@ def parse_self_tests(answer: str, entry_point: str, limit: int = 5) -> SelfTests
 
 
 def _code(answer: str) -> str:
-    blocks = [block.code for block in fenced_blocks(answer.replace("\r\n", "\n"))]
+    blocks = [block.code for block in fenced_blocks(answer)]  # CRLF read as newlines
     return "\n".join(blocks) if blocks else answer
 
 

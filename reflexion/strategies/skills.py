@@ -56,8 +56,9 @@ def program_of(reply: str) -> str | None:
     >>> program_of("It printed:\\n```\\n3 * 6 + 3 + 3\\n```") is None
     True
     """
-    python = [code for label, code in _fences(reply) if label in PYTHON]
-    blocks = python or [code for label, code in _fences(reply) if not label and is_program(code)]
+    fences = _fences(reply)
+    python = [code for label, code in fences if label in PYTHON]
+    blocks = python or [code for label, code in fences if not label and is_program(code)]
     return "\n\n".join(blocks) if blocks else None
 
 
