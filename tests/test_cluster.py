@@ -163,11 +163,12 @@ def test_jsonl_with_a_served_model_and_a_chroma_server(cluster: Any, tmp_path: P
                 )
                 assert done.returncode == 0, done.stderr
                 found[name] = records(tmp_path / name), _lessons(url)
-    # subtle: a failed model call is data (`errors` in a result), not a crash; this test once
-    # failed under load with the Ray run's reflexion trial missing its lesson, and the diff
-    # below could not say whether the reflect call had failed: name any such error first
+    # subtle: a failed model call is data (`errors` in a result), not a crash: name any such
+    # error first. Under load this test has failed with no error at all: the Ray run's reflexion
+    # trial wrote its lesson, and its episode-2 recall on the Chroma server found none (the
+    # cause is not found; see the CHANGELOG)
     for name, (recorded, _) in found.items():
-        failed = [json.loads(r) for r in recorded[0] if json.loads(r)["errors"]]
+        failed = [row for row in map(json.loads, recorded[0]) if row["errors"]]
         assert not failed, f"{name}: " + "; ".join(f"{r['task_id']}: {r['errors']}" for r in failed)
     apart = differing(found["ray"][0], found["local"][0])
     assert not apart, "\n".join(apart)
