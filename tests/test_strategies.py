@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET, CountingModel, KeywordEnv, scripted
+from conftest import SECRET, CountingModel, KeywordEnv, schema_scripted, scripted
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from prompt_model import SECRET as HELD_OUT
@@ -101,6 +101,38 @@ def test_self_refine_spends_the_whole_budget_when_never_solved(tmp_path: Path) -
     assert result.attempts == 3
     last = [str(m.content) for m in model.prompts[-1]]
     assert [x for x in last if x in {"a", "fb0", "b", "fb1"}] == ["a", "fb0", "b", "fb1"]
+
+
+@pytest.mark.parametrize("strategy", ["self-refine", "self-refine-sampled"])
+def test_self_refine_sampled_samples_each_feedback_and_refinement(
+    tmp_path: Path, strategy: str
+) -> None:
+    """The first answer is greedy in both; `self-refine-sampled` decodes every later call at
+    --temperature, each with a seed of its own, where `self-refine` stays greedy."""
+    model = schema_scripted(["a", "fb0", "b", "fb1", "c"])
+    config = RunConfig(
+        env="keywords",
+        strategies=(strategy,),
+        out=str(tmp_path / "run"),
+        episodes=3,
+        tasks=1,
+        embedder="hash-64",
+        temperature=0.7,
+    )
+    [result] = run(config, model=model, env=KeywordEnv())
+    assert_exact_calls(result, model, 5)
+    temperatures = [b["temperature"] for b in model.bound]
+    seeds = [b.get("seed") for b in model.bound[1:]]
+    if strategy == "self-refine":
+        assert temperatures == [0.0] * 5
+    else:
+        assert temperatures == [0.0, 0.7, 0.7, 0.7, 0.7]
+        assert None not in seeds and len(set(seeds)) == 4
+    last = [str(m.content) for m in model.prompts[-1]]  # the history is inlined either way
+    assert [x for x in last if x in {"a", "fb0", "b", "fb1"}] == ["a", "fb0", "b", "fb1"]
+    steps = RunFolder(tmp_path / "run").steps()
+    traced = [s.data.get("sample", 0) for s in steps if s.kind in {"feedback", "refine"}]
+    assert (min(traced) > 0) == (strategy == "self-refine-sampled") and len(traced) == 4
 
 
 @pytest.mark.parametrize(

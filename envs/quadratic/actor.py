@@ -46,7 +46,7 @@ class QuadraticActor:
         text = task.prompt + "".join(f"\nLesson: {r.reflection.text}" for r in lessons)
         return _call("generate", text, format_vector(x))
 
-    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def feedback(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         last = history[-1].attempt
         step, next_x = self._step(task, last)
         if next_x is None:
@@ -56,7 +56,7 @@ class QuadraticActor:
             out += "\nSTOP"  # subtle: a zero gradient leaves nothing to refine
         return _call("feedback", last.score.feedback, out)
 
-    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def refine(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         dim = int(task.spec["dim"])
         last = history[-1]
         if last.feedback is None:  # `retry`: no feedback written; step along the result's gradient

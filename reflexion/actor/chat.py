@@ -136,12 +136,17 @@ class ChatActor:
             return None
         return {"temperature": self.temperature, "seed": self.seed * 1000 + sample}
 
-    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
-        return await self._call("feedback", prompts.feedback_messages(task, history))
+    async def feedback(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
+        msgs = prompts.feedback_messages(task, history)
+        call = await self._call("feedback", msgs, self.sampling(sample))
+        return dataclasses.replace(call, sample=sample)  # the trace says which were sampled
 
-    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def refine(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.refine_request)
-        return await self._answer("refine", task, self._prefilled(task, msgs))
+        call = await self._answer(
+            "refine", task, self._prefilled(task, msgs), self.sampling(sample)
+        )
+        return dataclasses.replace(call, sample=sample)
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.correct_request)

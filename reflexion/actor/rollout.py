@@ -99,18 +99,18 @@ class RolloutActor:
         call = await self._play("generate", task, play)
         return dataclasses.replace(call, left_out=tuple(placed.left_out))
 
-    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
-        return await self._play("refine", task, Play(_earlier(history) + AGAIN))
+    async def refine(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
+        return await self._play("refine", task, Play(_earlier(history) + AGAIN, sample=sample))
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         return await self._play("correct", task, Play(f"{_earlier(history)}\n\n{CORRECT_REQUEST}"))
 
-    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def feedback(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         """Self-Refine's feedback on the plays so far: each play by its start and its end, all
         of them together within PLAY_CHARS, so 30-step plays fit the local model's context."""
         share = PLAY_CHARS // max(1, len(history))
         shown = [_bounded(turn, share) for turn in history]
-        return await self.actor.feedback(task, shown)
+        return await self.actor.feedback(task, shown, sample)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
         return await self.actor.reflect(task, _ends(attempt, PLAY_CHARS))

@@ -59,10 +59,10 @@ class GraphActor:
             call, memory_tokens=placed.tokens, sample=sample, left_out=left_out
         )
 
-    async def feedback(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def feedback(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         return await self._run("feedback", prompts.feedback_messages(task, history))
 
-    async def refine(self, task: Task, history: Sequence[Turn]) -> Call:
+    async def refine(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.refine_request)
         return await self._run("refine", msgs)
 

@@ -69,6 +69,11 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("self-refine", self_refine.run, help="feedback and refine, history inline"),
         Strategy("reflexion", reflexion.run, RUN_MEMORY, help="reflections in a memory"),
         Strategy("reflexion-window", reflexion.run, "window", help="reflexion, last-k list"),
+        Strategy(
+            "self-refine-sampled",  # not in DEFAULT: a protocol check
+            self_refine.sampled,
+            help="self-refine, feedback and refinements sampled",
+        ),
         # learning across tasks (learns under --order stream: the tasks before are over)
         Strategy("exemplars", exemplars.run, RUN_MEMORY, help="solved tasks as worked examples"),
         Strategy(

@@ -7,6 +7,13 @@
 Stops at the budget (default 4 candidates), when the feedback says STOP, or when the visible
 score says solved. Nothing is remembered across tasks or episodes.
 
+`self-refine-sampled` is the same loop with the feedback and each refinement sampled at
+`--temperature`, each call with a seed of its own (the first answer stays greedy), as the
+authors' code samples them (madaan/self-refine: 0.7 for GSM8K's feedback and CommonGen's
+refinement; pass `--temperature 0.7`). Greedy feedback and refinement on a small model often
+copy the turn before them; sampling is the one part of their protocol this variant adds (their
+prompts are also few-shot, per task; ours are zero-shot).
+
 With `--feedback generic` or `none` no feedback is written (the paper's ablation): the refine
 request carries the fixed generic line or the score instead of fb_t.
 
@@ -20,6 +27,15 @@ from reflexion.core.records import Turn
 
 
 async def run(trial: Trial) -> None:
+    await refine_loop(trial, sampled=False)
+
+
+async def sampled(trial: Trial) -> None:
+    """`self-refine-sampled`: feedback and refinements sampled (see the module)."""
+    await refine_loop(trial, sampled=True)
+
+
+async def refine_loop(trial: Trial, *, sampled: bool) -> None:
     call = await trial.ask(trial.actor.generate(trial.task, (), sample=0), episode=1)
     attempt = await trial.attempt(call, episode=1)
     if trial.feedback != "actionable":  # nothing to write: the refine request shows the result
@@ -29,14 +45,22 @@ async def run(trial: Trial) -> None:
     for episode in range(2, trial.budget + 1):
         if trial.solved:
             break
+        # sample numbers: the refinement of episode e is e, its feedback FEEDBACK_SAMPLES + e
+        fb_sample, refine_sample = (FEEDBACK_SAMPLES + episode, episode) if sampled else (0, 0)
         feedback = await trial.ask(
-            trial.actor.feedback(trial.task, [*history, Turn(attempt)]), episode - 1
+            trial.actor.feedback(trial.task, [*history, Turn(attempt)], sample=fb_sample),
+            episode - 1,
         )
         if feedback.error or says_stop(feedback.output):
             break
         history.append(Turn(attempt, feedback.output))
-        call = await trial.ask(trial.actor.refine(trial.task, history), episode)
+        call = await trial.ask(
+            trial.actor.refine(trial.task, history, sample=refine_sample), episode
+        )
         attempt = await trial.attempt(call, episode)
+
+
+FEEDBACK_SAMPLES = 100  # a feedback's sample number is this plus its episode: seeds apart
 
 
 async def retry(trial: Trial) -> None:
