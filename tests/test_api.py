@@ -102,6 +102,30 @@ def test_an_actor_object_replaces_the_model(tmp_path: Path) -> None:
     assert saved["model"] == "actor:Parrot"
 
 
+class OldStyleRefiner:
+    """An actor written before feedback and refine took a sample number."""
+
+    async def generate(self, task: Any, lessons: Any, sample: int) -> Call:
+        return Call("generate", (Message("human", task.prompt),), "apple", llm=False)
+
+    async def feedback(self, task: Any, history: Any) -> Call:
+        return Call("feedback", (Message("human", "?"),), "add river and zebra", llm=False)
+
+    async def refine(self, task: Any, history: Any) -> Call:
+        return Call("refine", (Message("human", "?"),), "apple river zebra", llm=False)
+
+    correct = refine
+
+    async def reflect(self, task: Any, attempt: Any) -> Call:
+        raise NotImplementedError
+
+
+def test_an_actor_without_sample_numbers_still_runs_self_refine(tmp_path: Path) -> None:
+    config = RunConfig(strategies=("self-refine",), out=str(tmp_path / "o"), tasks=1)
+    [result] = run(config, env=KeywordEnv(), actor=OldStyleRefiner())
+    assert result.errors == () and result.final_passed and result.attempts == 2
+
+
 def test_a_resume_with_another_memory_object_is_refused(tmp_path: Path) -> None:
     config = RunConfig(env="quadratic", strategies=("reflexion",), out=str(tmp_path / "q"))
     run(config, memory=WindowMemory())

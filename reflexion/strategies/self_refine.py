@@ -45,18 +45,18 @@ async def refine_loop(trial: Trial, *, sampled: bool) -> None:
     for episode in range(2, trial.budget + 1):
         if trial.solved:
             break
-        # sample numbers: the refinement of episode e is e, its feedback FEEDBACK_SAMPLES + e
-        fb_sample, refine_sample = (FEEDBACK_SAMPLES + episode, episode) if sampled else (0, 0)
+        # sample numbers: the refinement of episode e is e, its feedback FEEDBACK_SAMPLES + e;
+        # greedy calls pass none, so an Actor written before `sample` existed still runs
+        fb_sample = {"sample": FEEDBACK_SAMPLES + episode} if sampled else {}
+        refine_sample = {"sample": episode} if sampled else {}
         feedback = await trial.ask(
-            trial.actor.feedback(trial.task, [*history, Turn(attempt)], sample=fb_sample),
+            trial.actor.feedback(trial.task, [*history, Turn(attempt)], **fb_sample),
             episode - 1,
         )
         if feedback.error or says_stop(feedback.output):
             break
         history.append(Turn(attempt, feedback.output))
-        call = await trial.ask(
-            trial.actor.refine(trial.task, history, sample=refine_sample), episode
-        )
+        call = await trial.ask(trial.actor.refine(trial.task, history, **refine_sample), episode)
         attempt = await trial.attempt(call, episode)
 
 
