@@ -150,3 +150,18 @@ def test_a_graph_that_raises_fails_its_attempt_and_the_run_goes_on(tmp_path: Pat
     [result] = run(config, env=KeywordEnv(), actor=GraphActor(graph.compile()))
     assert not result.final_passed
     assert result.errors == ("episode 1 generate: RuntimeError: the tool server is down",)
+
+
+def test_a_graph_runs_self_refine_sampled_and_the_trace_says_which_calls_were_samples(
+    tmp_path: Path,
+) -> None:
+    replies = [
+        AIMessage(r, usage_metadata=USAGE) for r in ("apple", "add river", "apple river zebra")
+    ]
+    graph = agent_graph(CountingModel(messages=iter(replies), prompts=[]), [])
+    config = RunConfig(strategies=("self-refine-sampled",), out=str(tmp_path / "s"), tasks=1)
+    [result] = run(config, env=KeywordEnv(), actor=GraphActor(graph))
+    assert result.errors == () and result.final_passed and result.attempts == 2
+    steps = [json.loads(line) for line in (tmp_path / "s" / "trace.jsonl").read_text().splitlines()]
+    sampled = {s["kind"]: s["data"].get("sample") for s in steps if s["kind"] != "score"}
+    assert (sampled["feedback"], sampled["refine"]) == (102, 2)

@@ -109,7 +109,7 @@ def test_self_refine_sampled_samples_each_feedback_and_refinement(
 ) -> None:
     """The first answer is greedy in both; `self-refine-sampled` decodes every later call at
     --temperature, each with a seed of its own, where `self-refine` stays greedy."""
-    model = schema_scripted(["a", "fb0", "b", "fb1", "c"])
+    model = schema_scripted(["a", "fb0", "b", "fb1", "c"])  # 2 feedbacks, 2 refinements
     config = RunConfig(
         env="keywords",
         strategies=(strategy,),
@@ -133,6 +133,27 @@ def test_self_refine_sampled_samples_each_feedback_and_refinement(
     steps = RunFolder(tmp_path / "run").steps()
     traced = [s.data.get("sample", 0) for s in steps if s.kind in {"feedback", "refine"}]
     assert (min(traced) > 0) == (strategy == "self-refine-sampled") and len(traced) == 4
+
+
+def test_self_refine_sampled_samples_its_refinements_when_no_feedback_is_written(
+    tmp_path: Path,
+) -> None:
+    """Under --feedback none the loop is `retry`'s; the sampled form samples each refinement."""
+    model = schema_scripted(["a", "b", "c"])
+    config = RunConfig(
+        env="keywords",
+        strategies=("self-refine-sampled",),
+        out=str(tmp_path / "run"),
+        episodes=3,
+        tasks=1,
+        embedder="hash-64",
+        temperature=0.7,
+        feedback="none",
+    )
+    [result] = run(config, model=model, env=KeywordEnv())
+    assert_exact_calls(result, model, 3)
+    assert [b["temperature"] for b in model.bound] == [0.0, 0.7, 0.7]
+    assert len({b["seed"] for b in model.bound[1:]}) == 2
 
 
 @pytest.mark.parametrize(

@@ -235,6 +235,20 @@ def test_best_of_n_on_a_game_samples_its_later_plays(env: TextWorldEnv, tmp_path
     assert not plays[1].data["reused"]
 
 
+def test_self_refine_sampled_on_a_game_samples_its_feedback_and_its_second_play(
+    env: TextWorldEnv, tmp_path: Path
+) -> None:
+    """The refined play is a sample (each of its steps at --temperature), not the greedy play
+    again from the run's cache, and so is the feedback on the first play."""
+    replies = ["look"] * 5 + ["Go east first."] + ["look"] * 5
+    result, model, steps = play(env, tmp_path, replies, "self-refine-sampled", episodes=2)
+    assert result.attempts == 2 and len(model.prompts) == 11  # both plays and the feedback
+    [feedback] = [s for s in steps if s.kind == "feedback"]
+    [refined] = [s for s in steps if s.kind == "refine"]
+    assert (feedback.data.get("sample"), refined.data.get("sample")) == (102, 2)
+    assert not refined.data["reused"] and not feedback.data["reused"]
+
+
 def test_a_long_play_shows_the_distill_prompt_its_start_and_its_end() -> None:
     from reflexion.actor.prompts import ANSWER_CHARS, distill_messages
 

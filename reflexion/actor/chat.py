@@ -87,8 +87,9 @@ class CallCache:
 class ChatActor:
     """Runs every role against one chat model.
 
-    Every role decodes greedily, except best-of-N samples after the first, which use
-    `temperature` and a seed derived from `seed` and the sample number.
+    Every role decodes greedily, except best-of-N samples after the first (and the feedback and
+    refinements of `self-refine-sampled`), which use `temperature` and a seed derived from
+    `seed` and the sample number.
     """
 
     def __init__(
@@ -193,7 +194,7 @@ class ChatActor:
 
     async def act(self, messages: list[BaseMessage], sample: int = 0) -> Call:
         """One step of a rollout (reflexion.actor.rollout): the next command, greedily for the
-        first play, sampled for a later sample of best-of-N."""
+        first play, sampled for a later sample of best-of-N or a sampled refinement's play."""
         return await self._call("act", messages, self.sampling(sample))
 
     async def distill(

@@ -4,8 +4,9 @@ ChatActor (reflexion.actor.prompts). The graph may call tools and loop as it lik
 is its last message's text. Tokens are summed from the usage metadata of the messages it
 returns (the prompt's messages carry none), so a model that reports usage is costed as in any
 run. Any Runnable from {"messages": [...]} to {"messages": [...]} will do. A graph run counts as
-one model call, however often the graph asked its model; a best-of-N sample after the first gets
-the same prompt, and the graph's model decides how it samples.
+one model call, however often the graph asked its model; a best-of-N sample after the first (and
+a sampled feedback or refinement of `self-refine-sampled`) gets the same prompt as a greedy one,
+and the graph's model decides how it samples; the trace records the sample number.
 
     >>> from reflexion import RunConfig, run                                    # doctest: +SKIP
     >>> results = run(RunConfig(env="constrained", strategies=("single", "reflexion")),
@@ -60,11 +61,12 @@ class GraphActor:
         )
 
     async def feedback(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
-        return await self._run("feedback", prompts.feedback_messages(task, history))
+        call = await self._run("feedback", prompts.feedback_messages(task, history))
+        return dataclasses.replace(call, sample=sample)
 
     async def refine(self, task: Task, history: Sequence[Turn], sample: int = 0) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.refine_request)
-        return await self._run("refine", msgs)
+        return dataclasses.replace(await self._run("refine", msgs), sample=sample)
 
     async def correct(self, task: Task, history: Sequence[Turn]) -> Call:
         msgs = prompts.refine_messages(task, history, prompts.correct_request)

@@ -294,8 +294,8 @@ class RunConfig(Record):
     )
     temperature: float = setting(
         0.8,
-        help="sampling temperature of best-of-N samples after the first; every other call "
-        "decodes greedily",
+        help="sampling temperature of best-of-N samples after the first, and of "
+        "self-refine-sampled's feedback and refinements; every other call decodes greedily",
         parse=float,
         result=True,
         group=MODEL,
