@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -40,7 +39,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.core.version import VERSION, newer
 from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
-from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies
+from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies, self_refine
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -96,7 +95,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     _check_signal(config, env)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
-    _check_sampling(strategies, given.actor)
+    self_refine.check_actor([s.name for s in strategies], given.actor)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
@@ -321,23 +320,6 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
         msg = f"env {env.name!r} needs a model: pass --model"  # unreachable from run()
         raise UsageError(msg)
     return env.actor
-
-
-def _check_sampling(strategies: Sequence[Strategy], actor: object) -> None:
-    """Refuse `self-refine-sampled` with an actor object whose feedback or refine takes no
-    sample number (one written before they took one), before anything is written."""
-    if actor is None or "self-refine-sampled" not in {s.name for s in strategies}:
-        return
-    if not isinstance(actor, Actor):  # a factory of actors: its actors are checked as they run
-        return
-    kind = actor if isinstance(actor, type) else type(actor)
-    for role in ("feedback", "refine"):
-        if "sample" not in inspect.signature(getattr(kind, role)).parameters:
-            msg = (
-                f"self-refine-sampled needs an actor whose {role}() takes a sample number "
-                f"(sample: int = 0); {kind.__name__}.{role}() does not"
-            )
-            raise UsageError(msg)
 
 
 def _check_curator(config: RunConfig, strategies: Sequence[Strategy], given: Injected) -> None:
