@@ -8,3 +8,6 @@
 2026-11-28T19:03:28Z paused (SIGSTOP) for the release check (.ci/run from a fresh clone at fac08fe)
 2026-11-28T19:11:47Z resumed (SIGCONT) after the release check
 2026-11-28T20:11:41Z stopped (SIGTERM) near the session's end, with 152 done; the snapshot in the repository holds this folder
+2026-11-28T20:14:37Z resumed at 2c44a88 with 152 done
+2026-11-28T20:21:37Z exit 0
+2026-11-28T20:22:08Z finished: 159 of 159; the folder is kept beside the page
