@@ -34,8 +34,10 @@ def run_one(
     replies: list[str],
     episodes: int = 3,
     feedback: str = "actionable",
+    make: Any = scripted,  # the fake model's maker (schema_scripted records each call's settings)
+    **settings: Any,
 ):
-    model = scripted(replies)
+    model = make(replies)
     config = RunConfig(
         env="keywords",
         strategies=(strategy,),
@@ -44,6 +46,7 @@ def run_one(
         tasks=1,
         embedder="hash-64",
         feedback=feedback,
+        **settings,
     )
     [result] = run(config, model=model, env=KeywordEnv())
     return result, model
@@ -109,17 +112,8 @@ def test_self_refine_sampled_samples_each_feedback_and_refinement(
 ) -> None:
     """The first answer is greedy in both; `self-refine-sampled` decodes every later call at
     --temperature, each with a seed of its own, where `self-refine` stays greedy."""
-    model = schema_scripted(["a", "fb0", "b", "fb1", "c"])  # 2 feedbacks, 2 refinements
-    config = RunConfig(
-        env="keywords",
-        strategies=(strategy,),
-        out=str(tmp_path / "run"),
-        episodes=3,
-        tasks=1,
-        embedder="hash-64",
-        temperature=0.7,
-    )
-    [result] = run(config, model=model, env=KeywordEnv())
+    replies = ["a", "fb0", "b", "fb1", "c"]  # 2 feedbacks, 2 refinements
+    result, model = run_one(tmp_path, strategy, replies, make=schema_scripted, temperature=0.7)
     assert_exact_calls(result, model, 5)
     temperatures = [b["temperature"] for b in model.bound]
     seeds = [b.get("seed") for b in model.bound[1:]]
@@ -139,18 +133,14 @@ def test_self_refine_sampled_samples_its_refinements_when_no_feedback_is_written
     tmp_path: Path,
 ) -> None:
     """Under --feedback none the loop is `retry`'s; the sampled form samples each refinement."""
-    model = schema_scripted(["a", "b", "c"])
-    config = RunConfig(
-        env="keywords",
-        strategies=("self-refine-sampled",),
-        out=str(tmp_path / "run"),
-        episodes=3,
-        tasks=1,
-        embedder="hash-64",
-        temperature=0.7,
+    result, model = run_one(
+        tmp_path,
+        "self-refine-sampled",
+        ["a", "b", "c"],
         feedback="none",
+        make=schema_scripted,
+        temperature=0.7,
     )
-    [result] = run(config, model=model, env=KeywordEnv())
     assert_exact_calls(result, model, 3)
     assert [b["temperature"] for b in model.bound] == [0.0, 0.7, 0.7]
     assert len({b["seed"] for b in model.bound[1:]}) == 2
