@@ -126,6 +126,26 @@ def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) ->
     assert len(steps(folder, "unparsed")) == 1
 
 
+def test_bank_scaled_runs_every_candidate_and_contrasts_them_in_one_curator_call(
+    tmp_path: Path,
+) -> None:
+    item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
+    replies = ["apple river", "apple", item, "cloud", "stone", "nothing"]
+    results, prompts, folder = stream(tmp_path, "bank-scaled", replies, 2)
+    # the first candidate passed, and the second still ran (bank stops at the first pass)
+    assert results["k0"].attempts == 2 and results["k0"].best_score == 1.0
+    assert results["k0"].best_episode == 1 and results["k0"].best_candidate == "apple river"
+    curator = prompts[2]
+    assert "Attempt 1 (passed the check" in curator and "Attempt 2 (failed the check" in curator
+    assert "The 2 attempts above are tries at this same task, and 1 of them passed" in curator
+    assert "Compare and contrast them" in curator
+    assert "All the words. When: a task lists words. Do: use each one." in prompts[3]
+    assert len(steps(folder, "distill")) == 2  # one curator call a task, not one an attempt
+    [kept] = stored(folder)
+    assert (kept.kind, kept.episode, kept.score) == ("item", 1, 1.0)  # kept with the pass
+    assert "and none of them passed" in prompts[5]  # k1: two failures compared
+
+
 def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:
     _, _, folder = stream(tmp_path, "exemplars", ["apple river", "cloud stone"], frozen_memory=True)
     assert stored(folder) == []

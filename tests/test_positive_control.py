@@ -35,7 +35,7 @@ ASKED = re.compile(r"the code word for item ([a-z0-9]+)\.")
 RULE = "the answer must end with two exclamation marks (!!)"  # the visible feedback
 LESSON = f"End every answer with {MARK}"  # what the model writes when it has read RULE
 PROGRAM = re.compile(r"```python\n(.*)\n```", re.DOTALL)
-DESIGNS = ("exemplars", "insights", "cheatsheet", "bank", "skills")
+DESIGNS = ("exemplars", "insights", "cheatsheet", "bank", "bank-scaled", "skills")
 
 
 class ConventionEnv:

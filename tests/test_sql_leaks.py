@@ -25,7 +25,7 @@ from envs.sql.run import run_direct
 from memory import ChromaMemory
 from reflexion.core.runfolder import RunFolder
 
-DESIGNS = ("insights", "cheatsheet", "bank", "reflexion")
+DESIGNS = ("insights", "cheatsheet", "bank", "bank-scaled", "reflexion")
 FENCE = "`" * 3
 TAIL = 600  # the characters of a prompt the model copies
 

@@ -93,6 +93,13 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "bank", bank.run, RUN_MEMORY, help="items from successes and failures", curated="items"
         ),
+        Strategy(
+            "bank-scaled",  # ReasoningBank's parallel scaling (MaTTS)
+            bank.scaled,
+            RUN_MEMORY,
+            help="bank, all N candidates run, one curator call compares them",
+            curated="items",
+        ),
         Strategy("skills", skills.run, RUN_MEMORY, help="verified programs, reused and checked"),
         Strategy("proactive", proactive.run, help="<refine> inside the answer (PASR, prompted)"),
         Strategy("reflexion+exemplars", exemplars.with_reflexion, RUN_MEMORY, help=_WITH),

@@ -8,6 +8,10 @@ whose text is at least 0.9 similar (by embedding) to one kept for the same quest
 stored again (ReasoningBank's released code adds every item; one run of issue 22 had built 51
 near-copies of one note, when a recall showed the k nearest items).
 
+`bank-scaled` is ReasoningBank's parallel scaling (MaTTS): all N candidates of a task are run,
+none stopped by an early pass, and one curator call compares them all, each with its verdict,
+before writing its items (their `induce_scaling.py`: "compare and contrast", "self-contrast").
+
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
 at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
 
@@ -35,6 +39,7 @@ from reflexion.strategies.learning import (
     cannot_learn,
     json_object,
     reason_and,
+    sampled,
 )
 
 HEADER = "Notes from the most similar earlier task. Use the ones that apply:"
@@ -56,6 +61,11 @@ JSON_REQUEST = (
     'applies, and when it does not>", "do": "<what to do, in one to three sentences>"}}.'
 )
 WORKED = "The attempt above passed the check. Consider why it worked."
+CONTRAST = (
+    "The {n} attempts above are tries at this same task, and {k} of them passed the check. "
+    "Compare and contrast them: what made an attempt pass, what made one fail, and what "
+    "would prevent such failures on later tasks."
+)  # ReasoningBank's parallel scaling: one curator call over all of a task's trajectories
 FAILED = (
     "The attempt above failed the check. Consider why, and what would prevent such a failure "
     "on later tasks."
@@ -88,6 +98,9 @@ def asking(words: str) -> Request:
     ) -> str:
         worked = bool(attempts) and attempts[-1].score.solved
         why = WORKED if worked else FAILED
+        if len(attempts) > 1:
+            passed = sum(a.score.solved for a in attempts)
+            why = CONTRAST.format(n=len(attempts), k=passed or "none")
         return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why)}"
 
     return request
@@ -159,15 +172,26 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
+    """Items from the task's final attempt, kept with it."""
+    await distill(trial, attempts[-1:], attempts[-1], episode)
+
+
+async def contrast(trial: Trial, attempts: list[Attempt], episode: int) -> None:
+    """Items from all the task's attempts compared (`bank-scaled`), kept with the first that
+    passed, or the last."""
+    kept_with = next((a for a in attempts if a.score.solved), attempts[-1])
+    await distill(trial, attempts, kept_with, episode)
+
+
+async def distill(trial: Trial, shown: list[Attempt], kept_with: Attempt, episode: int) -> None:
     if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.ITEM, episode, False):
         return
-    last = attempts[-1]
-    call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, [last], []), episode)
+    call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, shown, []), episode)
     texts, bad = (json_items if trial.actor.curation == "json" else parse_items)(call.output)
     if bad or not texts:
         trial.note(episode, "unparsed", call.output, {"kind": Kind.ITEM, "malformed": bad})
     for text in texts:
-        await trial.keep(Kind.ITEM, text, last, key=trial.task.lookup, distinct=DISTINCT)
+        await trial.keep(Kind.ITEM, text, kept_with, key=trial.task.lookup, distinct=DISTINCT)
 
 
 ITEMS = Lessons(
@@ -179,3 +203,8 @@ ITEMS = Lessons(
 )
 DESIGN = Design(ITEMS, shown, learn)
 run, with_reflexion = both(DESIGN)
+SCALED = Design(ITEMS, shown, contrast)
+
+
+async def scaled(trial: Trial) -> None:
+    await sampled(SCALED, trial, every=True)

@@ -10,7 +10,8 @@ A design (exemplars, insights, cheatsheet, bank: one module each) is two things:
 run in one of two loops:
 
 - `sampled`: fresh samples (the greedy answer, then samples at --temperature), the design's
-  memory in every prompt, as best-of-N with memory; set against `resample` it measures the memory;
+  memory in every prompt, as best-of-N with memory; set against `resample` it measures the memory
+  (`bank-scaled` runs every sample, as ReasoningBank's parallel scaling does);
 - `reflected`: Reflexion's loop (a reflection after each failed attempt, recalled with the
   design's memory), the design's experience plus the task's own lessons.
 
@@ -160,7 +161,10 @@ class Design:
         return self.lessons.kind
 
 
-async def sampled(design: Design, trial: Trial) -> None:
+async def sampled(design: Design, trial: Trial, every: bool = False) -> None:
+    """Fresh samples with the design's memory in every prompt, stopping at the first that
+    passes the visible check, or, with `every`, running all of them (ReasoningBank's parallel
+    scaling, whose curator then sees every candidate)."""
     attempts: list[Attempt] = []
     for sample in range(trial.budget):
         episode = sample + 1
@@ -169,7 +173,7 @@ async def sampled(design: Design, trial: Trial) -> None:
         attempts.append(await trial.attempt(call, episode))
         if design.reused is not None:
             await design.reused(trial, in_prompt(memory, call), attempts[-1])
-        if trial.solved:
+        if trial.solved and not every:
             break
     await design.learn(trial, attempts, attempts[-1].episode)
 
