@@ -6,7 +6,8 @@ Each chosen task's final attempt (the prompt that asked for it, its answer and t
 model was shown, from the trace) is put to the curator of `--kind` with an empty board, as on a
 stream's first task, in the run's curation form (its config.json). Tasks come from `--env`, as
 the run built them, so that a shared context and a question are asked as the run asked them.
-Nothing is stored.
+With `--all-attempts`, every recorded attempt of the task is put to it, each with its verdict,
+as `bank-scaled` asks (its item request then compares them). Nothing is stored.
 
     .venv/bin/python scripts/ask_curator.py runs/sql-bank --env sql --strategy bank \\
         --kind item --tasks sql/055,sql/005,sql/020
@@ -29,28 +30,35 @@ KINDS = {"item": Kind.ITEM, "rule": Kind.RULE, "cheatsheet": Kind.CHEATSHEET}
 
 
 def recorded(run: Path, strategy: str, seed: int) -> dict[str, dict[str, Any]]:
-    """Per task: its last prompt and answer, the verdict shown, and the lessons the run stored."""
+    """Per task: its attempts (each prompt, answer and verdict shown, in order), and the lessons
+    the run stored."""
     tasks: dict[str, dict[str, Any]] = {}
     for line in (run / "trace.jsonl").read_text().splitlines():
         step = Step.from_dict(json.loads(line))
         if (step.strategy, step.seed) != (strategy, seed):
             continue
-        mine = tasks.setdefault(step.task_id, {"score": None, "stored": []})
+        mine = tasks.setdefault(step.task_id, {"tried": [], "stored": []})
         if step.kind == "generate":
-            mine["answer"], mine["prompt"] = step.output, step.prompt
-        elif step.kind == "score":
-            mine["score"] = step.data
+            mine["tried"].append({"answer": step.output, "prompt": step.prompt})
+        elif step.kind == "score" and mine["tried"]:
+            mine["tried"][-1]["score"] = step.data
         elif step.kind == "remember" and step.data.get("kind"):
             mine["stored"].append((step.data["kind"], step.output))
-    return {k: v for k, v in tasks.items() if v["score"] is not None and "answer" in v}
+    for mine in tasks.values():
+        mine["tried"] = [t for t in mine["tried"] if "score" in t]  # a generate the check saw
+    return {k: v for k, v in tasks.items() if v["tried"]}
 
 
-def attempt(mine: dict[str, Any]) -> Attempt:
-    d = mine["score"]
-    shown = str(d.get("shown", d.get("feedback", "")))  # what the model was shown
-    return Attempt(
-        1, mine["answer"], Score(float(d["value"]), bool(d["solved"]), shown), mine["prompt"]
-    )
+def attempts(mine: dict[str, Any], every: bool) -> list[Attempt]:
+    """The task's final attempt, or, with `every`, all of them in order."""
+    tried = mine["tried"] if every else mine["tried"][-1:]
+    made = []
+    for n, t in enumerate(tried, 1):
+        d = t["score"]
+        shown = str(d.get("shown", d.get("feedback", "")))  # what the model was shown
+        score = Score(float(d["value"]), bool(d["solved"]), shown)
+        made.append(Attempt(n, t["answer"], score, t["prompt"]))
+    return made
 
 
 def arguments() -> argparse.Namespace:
@@ -62,6 +70,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--tasks", default="", help="task ids, comma-separated (default: 3)")
     parser.add_argument("--seed", type=int, default=0, help="whose attempts, of a run's seeds")
     parser.add_argument("--show-prompt", action="store_true", help="print each request too")
+    parser.add_argument(
+        "--all-attempts", action="store_true", help="every recorded attempt, as bank-scaled asks"
+    )
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the curator's model")
     return parser.parse_args()
 
@@ -83,11 +94,13 @@ async def ask(args: argparse.Namespace) -> int:
     config = json.loads((args.run / "config.json").read_text())
     actor = ChatActor(load_model(args.model), curation=config.get("curation", "json"))
     for task in (t for t in tasks if t.id in chosen):
-        mine, last = found[task.id], attempt(found[task.id])
-        call = await actor.distill(task, KINDS[args.kind], [last], [])
-        print(
-            f"== {task.id} ({'passed' if last.score.solved else 'failed'}: {last.score.feedback})"
+        mine = found[task.id]
+        shown = attempts(mine, args.all_attempts)
+        call = await actor.distill(task, KINDS[args.kind], shown, [])
+        verdicts = "; ".join(
+            f"{'passed' if a.score.solved else 'failed'}: {a.score.feedback}" for a in shown
         )
+        print(f"== {task.id} ({verdicts})")
         if args.show_prompt:
             print(f"  prompt:      {json.dumps([m.to_dict() for m in call.prompt])}")
         for kind, text in mine["stored"]:

@@ -47,6 +47,27 @@ def test_each_task_shows_what_was_stored_then_and_the_reply_now(tmp_path: Path) 
     assert len((out / "trace.jsonl").read_text().splitlines()) == len(steps)  # nothing written
 
 
+def test_all_attempts_asks_as_bank_scaled_asked_during_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "bank-scaled"]
+    argv += ["--episodes", "2", "--order", "stream", "--embedder", "hash-64", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 0
+    steps = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
+    asked = next(s for s in steps if s["kind"] == "distill")
+    task_id = asked["task_id"]
+    common = [str(out), "--strategy", "bank-scaled", "--tasks", task_id, "--show-prompt"]
+    done = ask(*common, "--all-attempts")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"== {task_id} (") and lines[0].count("; ") == 1  # two verdicts
+    prompt = json.loads(lines[1].removeprefix("  prompt:      "))
+    assert prompt == asked["prompt"]  # both attempts compared, word for word as the run asked
+    assert "The 2 attempts above are tries at this same task" in json.dumps(prompt)
+    one = ask(*common)  # without the flag: the final attempt alone, as `bank` asks
+    assert one.returncode == 0, one.stderr
+    assert "Attempt 2 (" not in one.stdout and "The attempt above" in one.stdout
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = tmp_path / "run"
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "bank", "--episodes", "1"]
