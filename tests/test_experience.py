@@ -16,8 +16,8 @@ from running import RunConfig, run
 from envs.jsonl.env import JsonlEnv
 from memory import ChromaMemory, HashEmbedder
 from reflexion.cli import main
-from reflexion.core.records import Reflection, Task
-from reflexion.strategies import cheatsheet
+from reflexion.core.records import Attempt, Reflection, Score, Task
+from reflexion.strategies import bank, cheatsheet
 from reflexion.trial.board import undo_interrupted
 
 
@@ -144,6 +144,23 @@ def test_bank_scaled_runs_every_candidate_and_contrasts_them_in_one_curator_call
     [kept] = stored(folder)
     assert (kept.kind, kept.episode, kept.score) == ("item", 1, 1.0)  # kept with the pass
     assert "and none of them passed" in prompts[5]  # k1: two failures compared
+
+
+def test_bank_scaled_words_its_comparison_for_none_some_and_all_passed() -> None:
+    task = Task("t", "Write one sentence using the words: apple, river.")
+    ok, bad = Score(1.0, True, "all words used"), Score(0.5, False, "missing words: river")
+
+    def asked(*scores: Score) -> str:
+        tried = [Attempt(n, "x", s) for n, s in enumerate(scores, 1)]
+        return bank.asking(bank.JSON_REQUEST)(task, "", tried, [])
+
+    assert "and none of them passed the check. Compare them: what they got wrong" in asked(bad, bad)
+    assert "and 1 of them passed the check. Compare and contrast them" in asked(bad, ok)
+    assert "all of them passed the check. Compare them: what they share" in asked(ok, ok, ok)
+    assert "why the attempts passed or failed" in asked(ok, ok)
+    one = asked(bad)  # one attempt: bank's own request, word for word
+    assert "The attempt above failed the check" in one and "why the attempt passed" in one
+    assert "attempts above" not in one
 
 
 def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:

@@ -149,6 +149,15 @@ def test_with_memory_withheld_the_comparison_reports_no_difference(tmp_path: Any
         assert p.difference_low <= 0 <= p.difference_high
 
 
+def test_bank_scaled_comparing_two_candidates_carries_the_lesson(tmp_path: Any) -> None:
+    """With 2 candidates `bank-scaled` runs both and compares them in one curator call (with 1,
+    as in the test above, it is `bank`); the lesson it writes still reaches the next tasks."""
+    results = stream(tmp_path, ("single", "bank-scaled"), episodes=2)
+    p = pair(results, "single", "bank-scaled")
+    assert p.tasks == TASKS and p.lost == 0 and p.p_value < 0.01
+    assert all(r.attempts == 2 for r in results if r.strategy == "bank-scaled")
+
+
 def test_reflexions_reflections_from_earlier_tasks_lift_the_first_attempt(tmp_path: Any) -> None:
     """Reflexion's lessons are a task's own, so they carry across tasks only with --scope
     global; its first attempts are compared, paired, with those of task scope (where a first

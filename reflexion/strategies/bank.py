@@ -10,7 +10,8 @@ near-copies of one note, when a recall showed the k nearest items).
 
 `bank-scaled` is ReasoningBank's parallel scaling (MaTTS): all N candidates of a task are run,
 none stopped by an early pass, and one curator call compares them all, each with its verdict,
-before writing its items (their `induce_scaling.py`: "compare and contrast", "self-contrast").
+before writing its items (their `induce_scaling.py`, whose request in
+`prompts/memory_instruction.py` asks to "compare and contrast" by "self-contrast reasoning").
 
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
 at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
@@ -56,16 +57,20 @@ REQUEST = (
 )
 JSON_REQUEST = (
     "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
-    'Reply with a JSON object: "reason", one or two sentences on why the attempt passed or '
+    'Reply with a JSON object: "reason", one or two sentences on why {which} passed or '
     'failed, then "items", at most 2 notes, each {{"title": "<a few words>", "when": "<when it '
     'applies, and when it does not>", "do": "<what to do, in one to three sentences>"}}.'
 )
 WORKED = "The attempt above passed the check. Consider why it worked."
-CONTRAST = (
-    "The {n} attempts above are tries at this same task, and {k} of them passed the check. "
-    "Compare and contrast them: what made an attempt pass, what made one fail, and what "
-    "would prevent such failures on later tasks."
-)  # ReasoningBank's parallel scaling: one curator call over all of a task's trajectories
+TRIES = "The {n} attempts above are tries at this same task"
+CONTRAST = {  # ReasoningBank's parallel scaling: one curator call over a task's trajectories
+    "some": TRIES + ", and {k} of them passed the check. Compare and contrast them: what "
+    "made an attempt pass, what made one fail, and what would prevent such failures later.",
+    "none": TRIES + ", and none of them passed the check. Compare them: what they got wrong, "
+    "and what would prevent such failures on later tasks.",
+    "all": TRIES + ", and all of them passed the check. Compare them: what they share that "
+    "made them work.",
+}
 FAILED = (
     "The attempt above failed the check. Consider why, and what would prevent such a failure "
     "on later tasks."
@@ -97,11 +102,12 @@ def asking(words: str) -> Request:
         task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> str:
         worked = bool(attempts) and attempts[-1].score.solved
-        why = WORKED if worked else FAILED
+        why, which = (WORKED if worked else FAILED), "the attempt"
         if len(attempts) > 1:
-            passed = sum(a.score.solved for a in attempts)
-            why = CONTRAST.format(n=len(attempts), k=passed or "none")
-        return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why)}"
+            n, k = len(attempts), sum(a.score.solved for a in attempts)
+            case = "none" if k == 0 else "all" if k == n else "some"
+            why, which = CONTRAST[case].format(n=n, k=k), "the attempts"
+        return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why, which=which)}"
 
     return request
 
@@ -173,20 +179,24 @@ async def shown(trial: Trial, episode: int) -> list[Recalled]:
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     """Items from the task's final attempt, kept with it."""
-    await distill(trial, attempts[-1:], attempts[-1], episode)
+    await write_items(trial, attempts[-1:], attempts[-1], episode)
 
 
 async def contrast(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     """Items from all the task's attempts compared (`bank-scaled`), kept with the first that
-    passed, or the last."""
+    passed, or the last (the trace's `remember` step carries that attempt's episode; the
+    curator's `distill` step, the last one's)."""
     kept_with = next((a for a in attempts if a.score.solved), attempts[-1])
-    await distill(trial, attempts, kept_with, episode)
+    await write_items(trial, attempts, kept_with, episode)
 
 
-async def distill(trial: Trial, shown: list[Attempt], kept_with: Attempt, episode: int) -> None:
+async def write_items(
+    trial: Trial, attempts: list[Attempt], kept_with: Attempt, episode: int
+) -> None:
+    """One curator call about `attempts`; its items are kept with `kept_with`."""
     if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.ITEM, episode, False):
         return
-    call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, shown, []), episode)
+    call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, attempts, []), episode)
     texts, bad = (json_items if trial.actor.curation == "json" else parse_items)(call.output)
     if bad or not texts:
         trial.note(episode, "unparsed", call.output, {"kind": Kind.ITEM, "malformed": bad})
@@ -207,4 +217,4 @@ SCALED = Design(ITEMS, shown, contrast)
 
 
 async def scaled(trial: Trial) -> None:
-    await sampled(SCALED, trial, every=True)
+    await sampled(SCALED, trial, run_all=True)

@@ -161,9 +161,9 @@ class Design:
         return self.lessons.kind
 
 
-async def sampled(design: Design, trial: Trial, every: bool = False) -> None:
+async def sampled(design: Design, trial: Trial, run_all: bool = False) -> None:
     """Fresh samples with the design's memory in every prompt, stopping at the first that
-    passes the visible check, or, with `every`, running all of them (ReasoningBank's parallel
+    passes the visible check, or, with `run_all`, running all of them (ReasoningBank's parallel
     scaling, whose curator then sees every candidate)."""
     attempts: list[Attempt] = []
     for sample in range(trial.budget):
@@ -173,7 +173,7 @@ async def sampled(design: Design, trial: Trial, every: bool = False) -> None:
         attempts.append(await trial.attempt(call, episode))
         if design.reused is not None:
             await design.reused(trial, in_prompt(memory, call), attempts[-1])
-        if trial.solved and not every:
+        if trial.solved and not run_all:
             break
     await design.learn(trial, attempts, attempts[-1].episode)
 
