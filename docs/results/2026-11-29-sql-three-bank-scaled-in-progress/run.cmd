@@ -1,0 +1,2 @@
+2026-11-29T03:10:34Z start bank-scaled at 4ffd726 with 0 done
+2026-11-29T04:10:07Z stopped (SIGTERM) at the session's end; the snapshot in the repository holds this folder
