@@ -39,6 +39,7 @@ from reflexion import (
     load_model,
 )
 from reflexion.models import DEFAULT_MODEL
+from reflexion.trial.board import same_wording
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
 FORMS = ("text", "json")
@@ -88,7 +89,7 @@ def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
 
 def apply_rule(board: Board, op: str, target: str | None, text: str) -> None:
     # as a run, but copies by their text alone (a run also catches 0.9-similar ones by embedding)
-    same = next((r for r in board.lessons if text and r.text.casefold() == text.casefold()), None)
+    same = next((r for r in board.lessons if text and same_wording(r.text, text)), None)
     if op == "edit" and same is not None and same.id != target:  # restates another: upvotes it
         op, target, text = "upvote", same.id, ""
     if op == "add" and same is None and len(board.lessons) < designs.insights.MAX_RULES:

@@ -36,6 +36,7 @@ from envs import make_env
 from memory import embedder_for, placeholder
 from reflexion import Attempt, ChatActor, Kind, Reflection, ReflexionError, Score, Step, load_model
 from reflexion.models import DEFAULT_MODEL
+from reflexion.trial.board import same_wording
 
 RULE = re.compile(r"^(\d+)\. (.*)$")
 RULES = designs.insights  # the design whose curator is asked
@@ -125,10 +126,10 @@ def taken(reply: str, rules: list[str], embed: Embed) -> bool:
 
 
 def copies(text: str, held: list[str], embed: Embed) -> bool:
-    """Is `text` one of `held`, case aside, or at least insights.DISTINCT similar to one?"""
+    """Is `text` one of `held` in the same words, or at least insights.DISTINCT similar to one?"""
     if not held:
         return False
-    if any(text.casefold() == t.casefold() for t in held):
+    if any(same_wording(text, t) for t in held):
         return True
     new, *old = embed([text, *held])
     return any(cosine(new, v) >= RULES.DISTINCT for v in old)

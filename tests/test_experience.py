@@ -708,6 +708,31 @@ def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
     assert writes[0]["kinds"] == {"rule": {"added": 2, "upvoted (restated by an edit)": 1}}
 
 
+@pytest.mark.slow
+def test_insights_takes_a_rule_restated_with_a_final_period_as_an_upvote(tmp_path: Path) -> None:
+    """On the SQL stream the list kept one rule twice, once with a final period: the real
+    embedding model scores the two 0.84, under the near-copy bound. The same words (case,
+    spacing and a final stop aside) restate a rule, whatever the embedder says."""
+    rule = "Replace the categories table with the product_categories table"
+    other = "Check the spelling of each word before you answer."
+    first = ops({"op": "add", "text": rule}, {"op": "add", "text": other})
+    again = ops({"op": "edit", "rule": 2, "text": f"{rule}."})
+    config = RunConfig(
+        env="keywords",
+        strategies=("insights",),
+        out=str(tmp_path / "run"),
+        episodes=1,
+        embedder="all-MiniLM-L6-v2",
+        order="stream",
+        curation="json",
+    )
+    run(config, model=scripted(["apple", first, "cloud", again]), env=KeywordEnv())
+    rules = {r.text: r.votes for r in stored(tmp_path / "run") if r.kind == "rule"}
+    assert rules == {rule: 3, other: 2}
+    [_, second] = [s["output"] for s in steps(tmp_path / "run", "revised")]
+    assert second.startswith("upvote ") and second.endswith(", 1.00)")
+
+
 def test_exemplars_show_at_most_16_shots_as_self_streamicl_does(tmp_path: Path) -> None:
     """StreamBench's Self-StreamICL recalls up to 16 earlier solved questions: after 18 solved
     tasks the 19th prompt shows 16 of them, however much room memory has."""
