@@ -21,7 +21,7 @@ from memory.embedders import (
     embedder_for,
     known_embedder,
 )
-from memory.hygiene import placeholder
+from memory.hygiene import placeholder, same_wording
 from memory.registry import BACKENDS, get_backend, open_store, register_backend
 from memory.window import WindowMemory
 
@@ -40,6 +40,7 @@ __all__ = [
     "known_embedder",
     "open_store",
     "placeholder",
+    "same_wording",
     "register_backend",
     "split_url",
 ]

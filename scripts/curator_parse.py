@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import reflexion.strategies as designs
+from memory import same_wording
 from reflexion import (
     Attempt,
     ChatActor,
@@ -39,7 +40,6 @@ from reflexion import (
     load_model,
 )
 from reflexion.models import DEFAULT_MODEL
-from reflexion.trial.board import same_wording
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
 FORMS = ("text", "json")

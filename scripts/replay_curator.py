@@ -33,10 +33,9 @@ from typing import Any
 
 import reflexion.strategies as designs
 from envs import make_env
-from memory import embedder_for, placeholder
+from memory import embedder_for, placeholder, same_wording
 from reflexion import Attempt, ChatActor, Kind, Reflection, ReflexionError, Score, Step, load_model
 from reflexion.models import DEFAULT_MODEL
-from reflexion.trial.board import same_wording
 
 RULE = re.compile(r"^(\d+)\. (.*)$")
 RULES = designs.insights  # the design whose curator is asked

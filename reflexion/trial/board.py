@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.hygiene import placeholder, vague
+from memory.hygiene import placeholder, same_wording, vague
 from reflexion.core.protocols import Memory, Merging, Revising
 from reflexion.core.records import (
     Attempt,
@@ -324,21 +324,6 @@ def rules(kind: Kind) -> Board:
 def _same_text(text: str, lessons: Iterable[Reflection]) -> Reflection | None:
     """The lesson whose text is `text` in the same words (None: none)."""
     return next((r for r in lessons if same_wording(r.text, text)), None)
-
-
-def same_wording(a: str, b: str) -> bool:
-    """Whether two lessons say the same words, case, spacing and a final stop aside. Not left
-    to the embedding model: all-MiniLM-L6-v2 scores a rule and itself with a final period 0.84,
-    under the near-copy bound, and on the SQL stream the list kept both.
-
-    >>> same_wording("Use an INNER JOIN.", "use an  inner join"), same_wording("a b", "a c")
-    (True, False)
-    """
-    return _plain(a) == _plain(b)
-
-
-def _plain(text: str) -> str:
-    return " ".join(text.split()).rstrip(".;:!").rstrip().casefold()
 
 
 def _unfit(text: str, rules: Board) -> str:
