@@ -40,7 +40,7 @@ __all__ = [
     "known_embedder",
     "open_store",
     "placeholder",
-    "same_wording",
     "register_backend",
+    "same_wording",
     "split_url",
 ]
