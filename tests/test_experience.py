@@ -28,9 +28,9 @@ def stream(tmp_path: Path, strategy: str, replies: list[str], episodes: int = 2,
         strategies=(strategy,),
         out=str(tmp_path / "run"),
         episodes=episodes,
-        embedder="hash-64",
         order="stream",
-        **({"curation": "text"} | more),  # the free-text replies below; json: tests below
+        # the free-text replies below (json: tests below), and the unit tests' embedder
+        **({"curation": "text", "embedder": "hash-64"} | more),
     )
     results = {r.task_id: r for r in run(config, model=model, env=KeywordEnv())}
     prompts = ["\n".join(str(m.content) for m in p) for p in model.prompts]
@@ -717,19 +717,13 @@ def test_insights_takes_a_rule_restated_with_a_final_period_as_an_upvote(tmp_pat
     other = "Check the spelling of each word before you answer."
     first = ops({"op": "add", "text": rule}, {"op": "add", "text": other})
     again = ops({"op": "edit", "rule": 2, "text": f"{rule}."})
-    config = RunConfig(
-        env="keywords",
-        strategies=("insights",),
-        out=str(tmp_path / "run"),
-        episodes=1,
-        embedder="all-MiniLM-L6-v2",
-        order="stream",
-        curation="json",
+    replies = ["apple", first, "cloud", again]
+    *_, folder = stream(
+        tmp_path, "insights", replies, 1, curation="json", embedder="all-MiniLM-L6-v2"
     )
-    run(config, model=scripted(["apple", first, "cloud", again]), env=KeywordEnv())
-    rules = {r.text: r.votes for r in stored(tmp_path / "run") if r.kind == "rule"}
+    rules = {r.text: r.votes for r in stored(folder) if r.kind == "rule"}
     assert rules == {rule: 3, other: 2}
-    [_, second] = [s["output"] for s in steps(tmp_path / "run", "revised")]
+    [_, second] = [s["output"] for s in steps(folder, "revised")]
     assert second.startswith("upvote ") and second.endswith(", 1.00)")
 
 
