@@ -240,7 +240,9 @@ def test_runs_sharing_a_server_keep_their_lessons_apart_by_collection(
     argv += ["--no-progress"]
     folders = {name: tmp_path / name for name in ("first", "apart", "beside")}
     printed = {}
-    for name, extra in [("first", []), ("apart", ["--collection", "apart-1"]), ("beside", [])]:
+    # beside: other tasks' lessons (a task's own from another run are left out)
+    runs = [("first", []), ("apart", ["--collection", "apart-1"])]
+    for name, extra in [*runs, ("beside", ["--scope", "global"])]:
         assert main([*argv, "--out", str(folders[name]), *extra]) == 0
         printed[name] = capsys.readouterr().out
     sources = {
@@ -260,7 +262,7 @@ def test_runs_sharing_a_server_keep_their_lessons_apart_by_collection(
     # beside the first run, in the same (default) collection: its lessons are recalled, and the
     # summary says how many came from another run
     borrowed = sum(s.endswith("another run") for s in sources["beside"])
-    assert borrowed > 0
+    assert borrowed > 0 and "this task, another run" not in sources["beside"]
     assert re.search(rf"reflexion\s+\d+\s+\d+\s+.*\s{borrowed} \(\d+\.\d%\)\n", printed["beside"])
     assert f"reflexion recalled {borrowed} lessons written by another run" in printed["beside"]
     assert "--collection NAME keeps a run's lessons apart" in printed["beside"]

@@ -273,8 +273,9 @@ def test_memory_mode_copy_learns_in_the_run_folder_and_leaves_the_store(
         before = sorted(r.id for r in m.reflections())
     assert before  # the first run learned something into the shared store
     # two more tasks: those have no lessons yet (task scope), so this run learns new ones;
-    # the first two start from the copied lessons and are solved at once
+    # the first two start from the copied lessons (a warm start, on purpose)
     again = ["run", "--env", "quadratic", "--strategy", "reflexion", "--tasks", "4", *FAST]
+    again += ["--warm-start"]
     copy = [*again, "--memory", str(store), "--memory-mode", "copy", "--out", str(tmp_path / "b")]
     assert main(copy) == 0
     with ChromaMemory.open(store) as m:

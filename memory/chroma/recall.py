@@ -175,7 +175,8 @@ def nearest_admitted(
     admitted = [h for h in wide if scope.admits(h.reflection)]
     if len(admitted) >= n or len(wide) >= stored:  # enough, or every lesson was looked at
         return admitted[:n]
-    return search(vector, n, scope.where())
+    # subtle: the filter cannot see a board's rewrites (`edited_on`), so `admits` has the last word
+    return [h for h in search(vector, n, scope.where()) if scope.admits(h.reflection)]
 
 
 class _Store(Protocol):
@@ -231,8 +232,8 @@ class Recalling:
 
     def nearest(self: _Store, text: str, scope: RecallScope) -> Recalled | None:
         """The lesson `scope` admits that is most similar to `text` (by similarity alone)."""
-        found = self._query(text, 1, cast("Where", scope.where()))
-        return found[0] if found else None
+        found = self._query(text, WIDEN, cast("Where", scope.where()))
+        return next((h for h in found if scope.admits(h.reflection)), None)
 
     def _query_nearest(
         self: _Store, vector: Sequence[float], scope: RecallScope, n: int

@@ -11,6 +11,7 @@ the metadata every provenance field, so a store can be audited without the run t
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -51,6 +52,8 @@ def to_metadata(r: Reflection) -> Metadata:
         meta["votes"] = int(r.votes)
     if r.key:
         meta["key"] = r.key
+    if r.edited_on:  # a JSON list: Chroma metadata holds scalars
+        meta["edited_on"] = json.dumps(list(r.edited_on))
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
         # subtle: Chroma 1.5.9 returns about a third of floats one ulp off and silently drops
         # inf/nan. The number stays for filtering; the exact value, read back, is its repr.
@@ -84,6 +87,7 @@ def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
             kind=str(meta.get("kind", REFLECTION)),
             votes=int(meta.get("votes", 0)),
             key=str(meta.get("key", "")),
+            edited_on=tuple(json.loads(str(meta.get("edited_on", "[]")))),
         )
         for rid, doc, meta in zip(res["ids"], documents, metadatas, strict=True)
     ]

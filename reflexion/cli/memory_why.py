@@ -24,6 +24,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import pick_task, recalls_seen
 from reflexion.curate.stores import kept_by
 from reflexion.strategies import one_text
+from reflexion.trial.provenance import left_entry
 
 
 def add_why_verb(verbs: Any) -> None:
@@ -92,6 +93,9 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
         lines.append("  (nothing)")
     if data.get("board"):
         lines.append("cut off: none by search (a board is not searched; --memory-tokens bounds it)")
+        rule = data.get("same_task_left_out", [])
+        lines += ["left out:"] if rule else []
+        lines += [f"  {r['id']}  {r['task_id']}  {r['why']}" for r in rule]
     else:
         lines += _cut_off(step, stores, {h["id"] for h in hits}, kind)
     lines.append(f"then: {_then(step, steps)}")
@@ -123,6 +127,7 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
         str(data.get("scope", "task")),
         stream=stream,
         kinds=(kind,),
+        leave_task_out=bool(data.get("leave_task_out", False)),  # a trace before the rule: off
     )
     at = float(data.get("at", float("inf")))
     every: list[Recalled] = []
@@ -153,6 +158,8 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
 
 
 def _not_admitted(scope: RecallScope, r: Reflection) -> str:
+    if scope.left_out(r):
+        return str(left_entry(r, scope.task_id)["why"])
     if r.env != scope.env:
         return "another env"
     if scope.scope == "task" and r.task_id != scope.task_id:

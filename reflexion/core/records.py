@@ -209,6 +209,23 @@ class Reflection(Record):
     # what the lesson is found by: its task's question for an exemplar, an item or a skill (as
     # StreamBench and ReasoningBank key memory by the question); empty: its own text
     key: str = ""
+    # the other tasks whose episodes rewrote its text (a board's edits): they wrote it too
+    edited_on: tuple[str, ...] = ()
+
+    def written_on(self, task_id: str) -> bool:
+        """Whether `task_id`'s episodes wrote this lesson or rewrote its text.
+
+        >>> r = Reflection("r1", "x", "run", "insights", "e", "t1", 0, 1, 0.0, 0.0)
+        >>> r.written_on("t1"), r.written_on("t2"), r.edited("t2").written_on("t2")
+        (True, False, True)
+        """
+        return task_id == self.task_id or task_id in self.edited_on
+
+    def edited(self, task_id: str) -> Reflection:
+        """This lesson, noted as rewritten by an episode of `task_id`."""
+        if self.written_on(task_id):
+            return self
+        return dataclasses.replace(self, edited_on=(*self.edited_on, task_id))
 
 
 @dataclass(frozen=True)
@@ -248,6 +265,10 @@ class RecallScope(Record):
     "global") keeps a trial from reading what a faster concurrent trial wrote at a later episode.
     In an ordered stream (`stream`), the tasks before this one are over, so their lessons (same
     strategy and seed) are visible at every episode.
+
+    `leave_task_out` (a run's default): another run's lesson is not visible to the task it was
+    written or rewritten on, so a rerun of the same tasks on the same store does not read its
+    own answers from before (a warm start turns it off).
     """
 
     env: str
@@ -259,6 +280,7 @@ class RecallScope(Record):
     scope: str = "task"  # "task" | "global"
     stream: bool = False  # --order stream: this run's earlier tasks are over, all of them
     kinds: tuple[str, ...] = (Kind.REFLECTION.value,)  # the kinds of lesson asked for
+    leave_task_out: bool = False  # another run's lessons of this task are not visible
 
     def admits(self, r: Reflection) -> bool:
         if r.kind not in self.kinds:
@@ -266,13 +288,23 @@ class RecallScope(Record):
         if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
             return False
         if r.run_id != self.run_id:
-            return True
+            return not self.left_out(r)
         same_pair = r.strategy == self.strategy and r.seed == self.seed
         earlier_task = self.stream and r.task_id != self.task_id
         return same_pair and (r.episode < self.episode or earlier_task)
 
+    def left_out(self, r: Reflection) -> bool:
+        """Whether the leave-one-task-out rule keeps `r` out: another run's lesson, written or
+        rewritten on this task."""
+        return self.leave_task_out and r.run_id != self.run_id and r.written_on(self.task_id)
+
+    def widened(self) -> RecallScope:
+        """This scope with the leave-one-task-out rule off: what a warm start would see."""
+        return dataclasses.replace(self, leave_task_out=False)
+
     def where(self) -> JSON:
-        """The same rule as `admits`, as a Chroma metadata filter."""
+        """The rule of `admits` as a Chroma metadata filter, as far as metadata can say it: a
+        lesson rewritten on this task by another run passes it (`admits` keeps it out)."""
         pair: list[JSON] = [{"strategy": self.strategy}, {"seed": self.seed}]
         own: list[JSON] = [{"$and": [*pair, {"episode": {"$lt": self.episode}}]}]
         if self.stream:
@@ -280,7 +312,10 @@ class RecallScope(Record):
         clauses: list[JSON] = [{"env": self.env}, self._kind_clause()]
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})
-        clauses.append({"$or": [{"run_id": {"$ne": self.run_id}}, *own]})
+        other: JSON = {"run_id": {"$ne": self.run_id}}
+        if self.leave_task_out:
+            other = {"$and": [other, {"task_id": {"$ne": self.task_id}}]}
+        clauses.append({"$or": [other, *own]})
         return {"$and": clauses}
 
     def _kind_clause(self) -> JSON:

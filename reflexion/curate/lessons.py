@@ -224,7 +224,7 @@ def reflection_from(data: object, where: str) -> Reflection:
     if not isinstance(data, dict):
         msg = f"{where}: not a reflection from `memory export` (not a JSON object)"
         raise UsageError(msg)
-    kinds = {"str": (str,), "int": (int,), "float": (int, float)}
+    kinds = {"str": (str,), "int": (int,), "float": (int, float), "tuple[str, ...]": (list,)}
     for field in dataclasses.fields(Reflection):
         if field.name not in data:
             if field.default is dataclasses.MISSING:
@@ -237,6 +237,9 @@ def reflection_from(data: object, where: str) -> Reflection:
                 f"{where}: field {field.name!r} should be {kinds[str(field.type)][-1].__name__}"
                 f", got {value!r:.40}"
             )
+            raise UsageError(msg)
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            msg = f"{where}: field {field.name!r} should be a list of task ids, got {value!r:.40}"
             raise UsageError(msg)
     for name in ("id", "text"):  # as `memory edit` refuses an empty text
         if not data[name].strip():

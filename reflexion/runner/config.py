@@ -240,6 +240,12 @@ class RunConfig(Record):
         label="frozen memory",
         group=MEMORY,
     )
+    warm_start: bool = setting(
+        False,
+        help="recall what other runs wrote on these same tasks (off: leave-one-task-out)",
+        result=True,
+        group=MEMORY,
+    )
     memory_backend: str = setting(
         "chroma",
         help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
@@ -333,9 +339,8 @@ class RunConfig(Record):
         group=BUDGET,
     )
     timeout_s: float | None = setting(
-        help="stop after this many seconds, as --max-tokens-total does (exit code 3); the "
-        "clock starts after the one-time loads (model, embedder; a Ray worker's model load is "
-        "inside it)",
+        help="stop after this many seconds, as --max-tokens-total does (exit code 3); the clock "
+        "starts after the one-time loads (model, embedder; not a Ray worker's model load)",
         parse=float,
         flag="--timeout",
         group=BUDGET,
@@ -351,10 +356,10 @@ class RunConfig(Record):
         help="with --executor ray: the cluster (host:port)", group=EXECUTION
     )
     price: str | None = setting(
-        help="the report's cost in money: IN,OUT, US dollars per million input and output tokens "
-        f"(e.g. 2.5,10), or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; list "
-        f"prices of {PRICES_TAKEN}, which change); default: the table's price of an API --model, "
-        "none for a local one. It changes no trial: `reflexion report RUN --price` reprices a run",
+        help="the report's cost: IN,OUT, US dollars per million input and output tokens (e.g. "
+        f"2.5,10), or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; list prices "
+        f"of {PRICES_TAKEN}); default: the table's price of an API --model, none for a local "
+        "one. It changes no trial: `reflexion report RUN --price` reprices a run",
         parse=parse_price,
         label="price (USD per million tokens in, out)",
         group=OUTPUT,

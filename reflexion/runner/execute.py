@@ -67,7 +67,7 @@ async def execute(
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        notes = (_fixed_boards(plan), _unmerged(plan)) if jobs else ()  # how lessons will be kept
+        notes = (_fixed_boards(plan), _unmerged(plan), _same_task(plan)) if jobs else ()
         for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
             if line is not None and echo is not None:
                 echo(line)
@@ -110,6 +110,33 @@ def _unmerged(plan: Prepared) -> str | None:
     if not names:
         return None
     return f"note: --dedup merges only in a store that can (chroma), not in the store of {names}"
+
+
+def _same_task(plan: Prepared) -> str | None:
+    """A line when the run's stores hold lessons that other runs wrote or rewrote on this run's
+    tasks: a warning that a warm start admits them, else a note that they are left out."""
+    ids = {t.id for t in plan.tasks}
+    stores = {id(m): m for m in plan.memories.values()}.values()
+    count = sum(
+        1
+        for m in stores
+        for r in m.reflections()
+        if r.env == plan.env.name
+        and r.run_id != plan.config.run_id
+        and not ids.isdisjoint((r.task_id, *r.edited_on))
+    )
+    if not count:
+        return None
+    lessons = "lesson" if count == 1 else "lessons"
+    if plan.config.warm_start:
+        return (
+            f"warning: --warm-start admits {count} {lessons} that other runs wrote on these "
+            "tasks: a task may recall its own answers and feedback from before"
+        )
+    return (
+        f"note: {count} {lessons} that other runs wrote on these tasks are left out "
+        "(leave-one-task-out; --warm-start admits them)"
+    )
 
 
 def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:

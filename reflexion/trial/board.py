@@ -44,7 +44,7 @@ from reflexion.core.records import (
 )
 from reflexion.strategies import board_rules
 from reflexion.strategies.learning import Board
-from reflexion.trial.provenance import provenance
+from reflexion.trial.provenance import left_by_rule, provenance
 from reflexion.trial.settings import TrialSettings
 
 BOARD_MAX = 50  # the most lessons of a board one recall reads
@@ -90,8 +90,10 @@ class Experience:
             return []
         scope = self.scope(episode, kind)
         hits = await asyncio.to_thread(self.memory.recall, "", scope, BOARD_MAX)
+        rule = await asyncio.to_thread(left_by_rule, self.memory, "", scope, BOARD_MAX)
         lessons = [h.reflection for h in hits]
         own = [r for r in lessons if r.run_id == self.settings.run_id]
+        rule = [] if own else rule  # this run's own board hides every other run's anyway
         board = sorted(own or lessons, key=lambda r: (-r.votes, r.created, r.id))
         if rules(kind).one:  # one sheet: this run's, or the newest inherited one
             board = sorted(own or lessons, key=lambda r: (-r.created, r.id))[:1]
@@ -101,6 +103,8 @@ class Experience:
         run_id = self.settings.run_id
         shown = [provenance(Recalled(r), self.task.id, run_id) | {"text": r.text} for r in board]
         data = {"hits": shown, "kind": kind, "board": True, "env": self.env}
+        data |= {"leave_task_out": scope.leave_task_out}
+        data |= {"same_task_left_out": rule} if rule else {}
         self.log(episode, "recall", output="\n".join(r.text for r in board), data=data)
         return board
 
@@ -228,7 +232,8 @@ class Experience:
             return await self._apply(kind, agree, board, episode, n, why)
         after = dataclasses.replace(target, text=text, votes=votes)
         if text != target.text:  # new words: checked again, against the task it was edited on
-            after = dataclasses.replace(after, flag=vague(text, self.task.prompt, ""))
+            flag = vague(text, self.task.prompt, "")
+            after = dataclasses.replace(after.edited(self.task.id), flag=flag)
         if rules(kind).drops_at_zero and votes <= 0:
             board.pop(target.id)  # a later line of the same reply cannot bring it back
             return await self._change(target, None, f"{edit.op} {target.id}: 0 votes, dropped")

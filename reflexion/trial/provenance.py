@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from memory.hygiene import vague
-from reflexion.core.records import Attempt, Recalled, Reflection
+from reflexion.core.protocols import Memory
+from reflexion.core.records import Attempt, Recalled, RecallScope, Reflection
 
 
 def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
@@ -32,6 +33,27 @@ def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
         "run_id": r.run_id,
         "source": f"{task}, {run}",
     }
+
+
+def left_by_rule(memory: Memory, text: str, scope: RecallScope, k: int) -> list[dict[str, Any]]:
+    """The lessons a recall of `text` would also have shown but for the leave-one-task-out rule
+    (another run's, written or rewritten on this task), as the trace records them; the recall
+    itself is `memory.recall(text, scope, k)`.
+
+        >>> [e["why"][:32] for e in left_by_rule(memory, "q4?", scope, 3)]  # doctest: +SKIP
+        ['written on this task by run a1 (']
+    """
+    if not scope.leave_task_out:
+        return []
+    wide = memory.recall(text, scope.widened(), k)
+    return [left_entry(h.reflection, scope.task_id) for h in wide if scope.left_out(h.reflection)]
+
+
+def left_entry(r: Reflection, task_id: str) -> dict[str, Any]:
+    """One lesson the leave-one-task-out rule kept out, and why, as the trace records it."""
+    how = "written" if r.task_id == task_id else "rewritten"
+    why = f"{how} on this task by run {r.run_id} (leave-one-task-out; --warm-start admits it)"
+    return {"id": r.id, "run_id": r.run_id, "task_id": r.task_id, "why": why}
 
 
 def new_reflection(

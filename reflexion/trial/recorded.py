@@ -43,7 +43,7 @@ from reflexion.core.records import (
 )
 from reflexion.trial.board import Experience
 from reflexion.trial.feedback import shown_score
-from reflexion.trial.provenance import new_reflection, provenance
+from reflexion.trial.provenance import left_by_rule, new_reflection, provenance
 from reflexion.trial.self_tests import visible_score, write_self_tests
 from reflexion.trial.settings import TrialSettings
 
@@ -233,13 +233,15 @@ class RecordedTrial:
     def scope(self, episode: int, kind: Kind = Kind.REFLECTION) -> RecallScope:
         """Which lessons of `kind` this trial's `episode` may see (see RecallScope)."""
         s, stream = self.settings, self.settings.order == "stream"
+        out = not s.warm_start
         if is_own(kind):  # a task's own notes: the run's --scope, every kind of lesson
             who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
-            return RecallScope(*who, s.scope, stream=stream)
+            return RecallScope(*who, s.scope, stream=stream, leave_task_out=out)
         if not stream:
             episode = 0  # subtle: in a parallel run no task is over, so none of this run's own
         who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
-        return RecallScope(*who, "global", stream=stream, kinds=(kind,))  # for other tasks
+        # for other tasks' use
+        return RecallScope(*who, "global", stream=stream, kinds=(kind,), leave_task_out=out)
 
     async def recall(
         self,
@@ -254,12 +256,15 @@ class RecordedTrial:
             return []
         scope, k, at = self.scope(episode, kind), k or self.settings.k, time.time()
         hits = await asyncio.to_thread(self.memory.recall, self.task.lookup, scope, k)
+        rule = await asyncio.to_thread(left_by_rule, self.memory, self.task.lookup, scope, k)
         found, hits = hits, pick(hits) if pick is not None else hits
         self.counters.recalled.setdefault(episode, []).extend(h.reflection.id for h in hits)
         run_id, env = self.settings.run_id, self.env.name
         data = {"hits": [provenance(h, self.task.id, run_id) for h in hits], "at": at}
         data |= {"k": k, "scope": scope.scope, "stream": scope.stream, "env": env}
+        data |= {"leave_task_out": scope.leave_task_out}
         data |= {} if is_own(kind) else {"kind": kind}
+        data |= {"same_task_left_out": rule} if rule else {}
         if pick is not None:  # what the pick left out, for `memory why`
             shown = {h.reflection.id for h in hits}
             left = [h.reflection.id for h in found if h.reflection.id not in shown]

@@ -38,3 +38,5 @@ class TrialSettings(Protocol):
     def order(self) -> str: ...  # "stream": the tasks before this one are over (RecallScope)
     @property
     def frozen_memory(self) -> bool: ...  # recall only, store and change nothing
+    @property
+    def warm_start(self) -> bool: ...  # other runs' lessons of the same task are visible

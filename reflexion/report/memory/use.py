@@ -268,7 +268,8 @@ RECALLS_TEXT = (
     "Per strategy, the episodes that asked the memory (recalls), the lessons they got, and "
     "where each came from: the asking task's own in this run, another task's in this run "
     "(--scope global), or another run's: a store shared across runs (--memory DIR, "
-    "--chroma-url) gives a run the lessons of every run that wrote to the same --collection."
+    "--chroma-url) gives a run the lessons of every run that wrote to the same --collection, "
+    "but for those another run wrote on the asking task (left out unless --warm-start)."
 )
 
 
