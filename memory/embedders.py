@@ -141,14 +141,29 @@ def known_embedder(name: str) -> bool:
     return name == SentenceTransformerEmbedder.name or _HASH_NAME.fullmatch(name) is not None
 
 
+# One embedder per model name in a process: every store the process opens shares it, so the
+# sentence-transformers model loads once (~9 s), not at each open. Its lock is shared with it,
+# which also keeps two stores' threads from using one tokenizer at once.
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def embedder_for(name: str) -> Embedder:
-    """The embedder a store was made with, from the model name stored in it.
+    """The embedder a store was made with, from the model name stored in it: the same object
+    for the same name, every time in a process (loaded once, shared by every store).
 
     >>> embedder_for("hash-32").dim
     32
-    >>> embedder_for("all-MiniLM-L6-v2").dim
-    384
+    >>> embedder_for("all-MiniLM-L6-v2") is embedder_for("all-MiniLM-L6-v2")
+    True
     """
+    with _SHARED_LOCK:
+        if name not in _SHARED:
+            _SHARED[name] = _make(name)
+        return _SHARED[name]
+
+
+def _make(name: str) -> Embedder:
     if name == SentenceTransformerEmbedder.name:
         return SentenceTransformerEmbedder()
     match = _HASH_NAME.fullmatch(name)

@@ -36,7 +36,7 @@ from memory.chroma.credit import Credited
 from memory.chroma.history import History, Versions
 from memory.chroma.merging import Merges
 from memory.chroma.recall import CacheHold, Recalling, TaskCache, shared_cache
-from memory.chroma.rows import from_columns, to_metadata
+from memory.chroma.rows import Filters, from_columns, to_metadata, where_of
 from memory.embedders import embedder_for
 from memory.ranking import Ranking
 from reflexion.core.curation import VERBS
@@ -220,13 +220,15 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             if cache is not None:
                 cache.put(unique, vectors)
 
-    def search(self, text: str, k: int) -> list[Recalled]:
-        """Up to k reflections of any provenance, most similar first (for inspection).
+    def search(self, text: str, k: int, filters: Filters | None = None) -> list[Recalled]:
+        """Up to k reflections of any provenance, most similar first (for inspection); with
+        `filters` (memory.chroma.rows.conditions), only those that pass them.
 
         >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
         ['HumanEval/3', 'HumanEval/41']
+        >>> m.search("refunds", k=3, filters={"user": "alice"})  # doctest: +SKIP
         """
-        return self._query(text, k, None)
+        return self._query(text, k, cast("Where | None", where_of(filters)))
 
     def get(self, reflection_id: str) -> Reflection | None:
         """The reflection with this id, or None."""
@@ -235,14 +237,19 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         found = from_columns(res)
         return found[0] if found else None
 
-    def reflections(self) -> list[Reflection]:
-        """Every stored reflection, sorted by `created` then id (oldest first)."""
+    def reflections(self, filters: Filters | None = None) -> list[Reflection]:
+        """Every stored reflection (with `filters`: that passes them), sorted by `created` then
+        id (oldest first)."""
         found: list[Reflection] = []
+        where = where_of(filters)
         with self._calling():
             # in pages: one `get` of 100k rows fails in Chroma with "too many SQL variables"
             while True:
                 page = self._collection.get(
-                    include=["documents", "metadatas"], limit=READ_PAGE, offset=len(found)
+                    where=cast("Where | None", where),
+                    include=["documents", "metadatas"],
+                    limit=READ_PAGE,
+                    offset=len(found),
                 )
                 found += from_columns(page)
                 if len(page["ids"]) < READ_PAGE:

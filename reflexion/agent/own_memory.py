@@ -20,12 +20,14 @@ import hashlib
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self
 
-from memory import Access, open_store
+from memory import Access, ChromaMemory, Filters, open_store
 from reflexion.agent.agent_folder import Place, agent_place, last_episodes
+from reflexion.core.curation import EDIT, FORGET, HISTORY, REVERT, Change, Curated, require
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Closable, Crediting, Memory
 from reflexion.core.records import (
@@ -34,11 +36,14 @@ from reflexion.core.records import (
     Recalled,
     RecallScope,
     Reflection,
+    Scalar,
     Score,
     Step,
     Task,
+    lesson_metadata,
 )
 from reflexion.core.runfolder import RunFolder
+from reflexion.curate.lessons import changed, holder
 from reflexion.trial.provenance import new_reflection, provenance
 
 AGENT_NAME = "my-agent"  # the default env and strategy names a lesson records
@@ -123,6 +128,7 @@ class ReflexionMemory:
         self.place: Place = agent_place(folder, url, collection, embedder, strategy, create)
         self.env, self.strategy = env, strategy
         self.run_id = uuid.uuid4().hex[:12]  # this session: a run of its own
+        self._at = str(folder if folder is not None else url)  # as error messages name it
         self.store: Memory = open_store(self.place.settings, Access.RUN)
         self._trace = RunFolder(self.place.settings.folder) if self.place.traced else None
         self._first = last_episodes(self._trace.path, strategy, SEED) if self._trace else {}
@@ -139,23 +145,30 @@ class ReflexionMemory:
         score: float | None = None,
         passed: bool = False,
         feedback: str = "",
+        metadata: Mapping[str, Scalar] | None = None,
     ) -> Reflection:
         """Store a lesson on the task's latest attempt, with its provenance and its vagueness
         flag (memory.hygiene: checked against the task's text and `feedback`, what the check
-        found). `score`: the attempt's score (default 1 if it `passed`, else 0).
+        found). `score`: the attempt's score (default 1 if it `passed`, else 0). `metadata`:
+        key=value pairs (user, agent, session, ...; strings, numbers, booleans) that `search`,
+        `get_all` and `recall` filter on.
 
             >>> memory.remember(task, "Use both words: apple and river.", feedback="no river")
+            ...                                                       # doctest: +SKIP
+            >>> memory.remember(task, "Quote the order id.", metadata={"user": "alice"})
             ...                                                       # doctest: +SKIP
         """
         task = as_task(task)
         if not isinstance(text, str) or not text.strip():
             msg = "a lesson needs some text; got an empty one"
             raise UsageError(msg)
+        about = lesson_metadata(metadata)
         with self._lock:
             progress = self._progress(task.id)
             shown = Score(_value(score, passed), passed, feedback)
             attempt = Attempt(progress.episode, "", shown)
             lesson = new_reflection(self._who(task), text, attempt, task.prompt)
+            lesson = replace(lesson, metadata=about)
             if progress.lessons:  # subtle: the id names the episode; a second lesson needs its own
                 digest = hashlib.sha1(f"{lesson.id}/{progress.lessons}".encode()).hexdigest()
                 lesson = replace(lesson, id=digest[:16])
@@ -168,20 +181,29 @@ class ReflexionMemory:
             progress.ended = True
         return lesson
 
-    def recall(self, task: Task | str, k: int = 3, *, scope: str = "task") -> list[Recalled]:
-        """The k lessons nearest the task's text, best first: the task's own (`scope="task"`) or
-        any task's (`"global"`). Each recall is counted in the store's credit: with the
-        attempt's outcome, when one comes (see `outcome`).
+    def recall(
+        self,
+        task: Task | str,
+        k: int = 3,
+        *,
+        scope: str = "task",
+        filters: Filters | None = None,
+        threshold: float | None = None,
+    ) -> list[Recalled]:
+        """The k lessons nearest the task's text, best first: the task's own (`scope="task"`:
+        a string names the task by its id) or any task's (`"global"`); `filters` and
+        `threshold` as in `search`. Each recall is counted in the store's credit: with the
+        attempt's outcome, when one comes (see `outcome`). To look up lessons by a free text,
+        with no attempt, use `search`.
 
             >>> notes = [hit.reflection.text for hit in memory.recall(task)]  # doctest: +SKIP
         """
         task = as_task(task)
-        if not isinstance(k, int) or k < 1:
-            msg = f"k is the number of lessons to recall, at least 1; got {k!r}"
-            raise UsageError(msg)
+        check_k(k)
         if scope not in SCOPES:
             msg = f"scope is one of {', '.join(SCOPES)}; got {scope!r}"
             raise UsageError(msg)
+        least = check_threshold(threshold)
         with self._lock:
             progress = self._progress(task.id)
             if progress.ended:
@@ -190,13 +212,16 @@ class ReflexionMemory:
             who = (self.env, task.id, self.run_id, self.strategy, SEED, progress.episode)
             # stream: every lesson remembered before in this session, of any task, is admitted
             asked, at = RecallScope(*who, scope, stream=True), time.time()
-            hits = self.store.recall(task.lookup, asked, k)
+            hits = above(self._chroma().recall(task.lookup, asked, k, filters), least)
             ids = [h.reflection.id for h in hits]
             if progress.before() is None:  # nothing to compare with: a recall only, counted now
                 self._credit(ids, None, task.id, progress.episode)
             else:
                 progress.recalled += ids
-            self._log_recall(task, progress.episode, hits, {"k": k, "scope": scope, "at": at})
+            asked_for = {"k": k, "scope": scope, "at": at}
+            asked_for |= {"filters": dict(filters)} if filters else {}
+            asked_for |= {"threshold": least} if least is not None else {}
+            self._log_recall(task, progress.episode, hits, asked_for)
         return hits
 
     def outcome(
@@ -223,6 +248,101 @@ class ReflexionMemory:
             self._score(task, progress, shown)
             progress.ended = progress.judged = True
         return said
+
+    # -- looking up and curating, as `reflexion memory` does (one code path, one history) ----
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        filters: Filters | None = None,
+        threshold: float | None = None,
+    ) -> list[Recalled]:
+        """The k lessons most similar to `query` (a free text), of any task, run or env, most
+        similar first. `filters`: only lessons whose metadata or provenance pass them, as
+        `{"user": "alice"}` (equal) or `{"turn": {"$gte": 2}}` ($eq, $ne, $gt, $gte, $lt, $lte,
+        $in, $nin; every key must hold). `threshold`: only lessons at least that similar
+        (`similarity`, 1 - the cosine distance). A look-up: it starts no attempt and credits
+        nothing.
+
+            >>> memory.search("refund policy", filters={"user": "alice"}, threshold=0.3)
+            ...                                                       # doctest: +SKIP
+        """
+        if not isinstance(query, str) or not query.strip():
+            msg = "a search needs some text to search for"
+            raise UsageError(msg)
+        check_k(k)
+        least = check_threshold(threshold)
+        with self._lock:
+            return above(self._chroma().search(query, k, filters), least)
+
+    def get_all(self, *, filters: Filters | None = None) -> list[Reflection]:
+        """Every stored lesson (with `filters`, as in `search`: those that pass them), oldest
+        first.
+
+            >>> [r.text for r in memory.get_all(filters={"session": "s1"})]  # doctest: +SKIP
+        """
+        with self._lock:
+            return self._chroma().reflections(filters)
+
+    def get(self, lesson_id: str) -> Reflection:
+        """The lesson with this id, or a unique prefix of it (as `reflexion memory show`); a
+        UsageError names the closest ids when none has it, or says it was forgotten.
+
+            >>> memory.get("3f9a").text                                 # doctest: +SKIP
+        """
+        with self._lock:
+            return holder([self._curated()], lesson_id, self._at)[1]
+
+    def update(self, lesson_id: str, text: str, *, why: str = "") -> Reflection:
+        """New text for a lesson (an id or a unique prefix), embedded again, its credit started
+        afresh; the old text and credit are kept in its history (`reflexion memory edit`).
+
+            >>> memory.update("3f9a", "Quote the ticket number.", why="clearer")  # doctest: +SKIP
+        """
+        with self._lock:
+            store, found = holder([self._curated()], lesson_id, self._at)
+            require(store, EDIT)
+            return store.edit(found.id, text, why)
+
+    def delete(self, lesson_id: str, *, why: str = "") -> Reflection:
+        """Forget a lesson (an id or a unique prefix), kept with its credit in its history,
+        so `revert` brings it back (`reflexion memory forget`); returns it.
+
+            >>> memory.delete("3f9a", why="misleading").id             # doctest: +SKIP
+        """
+        with self._lock:
+            store, found = holder([self._curated()], lesson_id, self._at)
+            require(store, FORGET)
+            store.forget([found.id], why)
+            return found
+
+    def history(self, lesson_id: str) -> list[Change]:
+        """Every change to a lesson, oldest first (`reflexion memory history`): each `before`
+        is the lesson as it was (None: not stored). A forgotten lesson's id or prefix works.
+
+            >>> [change.action for change in memory.history("3f9a")]   # doctest: +SKIP
+            ['edit', 'forget']
+        """
+        with self._lock:
+            store, rid = changed([self._curated()], lesson_id, self._at)
+            require(store, HISTORY)
+            return store.history(rid)
+
+    def revert(
+        self, lesson_id: str, *, to: int | None = None, why: str = "revert"
+    ) -> Reflection | None:
+        """Undo the latest change to a lesson, or with `to`, bring it back as it was before its
+        change number `to` (`reflexion memory revert`); the revert is itself a change. Returns
+        the lesson as it is now (None: not stored).
+
+            >>> memory.revert("3f9a", to=1).text                        # doctest: +SKIP
+        """
+        with self._lock:
+            store, rid = changed([self._curated()], lesson_id, self._at)
+            require(store, REVERT)
+            return store.revert(rid, why, to)
 
     def close(self) -> None:
         """Count the recalls still waiting for an outcome (as recalls only), and let go of the
@@ -259,6 +379,18 @@ class ReflexionMemory:
         if task_id not in self._tasks:
             self._tasks[task_id] = Progress(episode=self._first.get(task_id, 0) + 1)
         return self._tasks[task_id]
+
+    def _chroma(self) -> ChromaMemory:
+        """The store (a ValueError once closed)."""
+        if self._closed:
+            msg = f"{self!r} is closed"
+            raise ValueError(msg)
+        if not isinstance(self.store, ChromaMemory):  # agent_place opens a Chroma store
+            raise TypeError(type(self.store).__name__)
+        return self.store
+
+    def _curated(self) -> Curated:
+        return self._chroma()
 
     def _who(self, task: Task) -> tuple[str, str, str, str, int]:
         return (self.run_id, self.strategy, self.env, task.id, SEED)
@@ -297,6 +429,42 @@ class ReflexionMemory:
         step_id = f"{self.strategy}/{task.id}/{SEED}/{self.run_id}-{self._steps:03d}-{kind}"
         who = (self.run_id, self.strategy, task.id, SEED, episode, kind)
         self._trace.write_step(Step(step_id, *who, **fields))
+
+
+def check_k(k: object) -> None:
+    """A UsageError unless `k`, the number of lessons asked for, is at least 1."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        msg = f"k is the number of lessons to return, at least 1; got {k!r}"
+        raise UsageError(msg)
+
+
+def check_threshold(threshold: object) -> float | None:
+    """The least similarity a hit must have (None: any), checked to be in [-1, 1].
+
+    >>> check_threshold(0.5), check_threshold(None)
+    (0.5, None)
+    """
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        msg = f"threshold is a similarity in [-1, 1]; got {threshold!r}"
+        raise UsageError(msg)
+    if not -1.0 <= threshold <= 1.0:
+        msg = f"threshold is a similarity in [-1, 1]; got {threshold!r}"
+        raise UsageError(msg)
+    return float(threshold)
+
+
+def above(hits: list[Recalled], threshold: float | None) -> list[Recalled]:
+    """The hits at least `threshold` similar (all: None), in their order.
+
+    >>> r = Reflection("r", "t", "run", "s", "e", "t1", 0, 1, 0.0, 0.0)
+    >>> [h.similarity for h in above([Recalled(r, 0.8), Recalled(r, 0.2)], 0.5)]
+    [0.8]
+    """
+    if threshold is None:
+        return hits
+    return [h for h in hits if h.similarity is not None and h.similarity >= threshold]
 
 
 def _value(score: float | None, passed: bool) -> float:
