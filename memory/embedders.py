@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import re
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -161,6 +163,24 @@ def embedder_for(name: str) -> Embedder:
         if name not in _SHARED:
             _SHARED[name] = _make(name)
         return _SHARED[name]
+
+
+_WARMED: weakref.WeakSet[Any] = weakref.WeakSet()  # embedders that embedded once in this process
+
+
+def warm_up(embedder: Embedder) -> None:
+    """Embed one text with `embedder`, once in a process: its model loads now (before a run's
+    first trial, not inside its timing), and a later store sharing it pays nothing again.
+
+    >>> e = embedder_for("hash-8")
+    >>> warm_up(e); warm_up(e)  # the second call embeds nothing
+    """
+    with _SHARED_LOCK:
+        if embedder in _WARMED:
+            return
+    embedder.embed(["warm-up"])
+    with contextlib.suppress(TypeError):  # an embedder of the user's that takes no weak reference
+        _WARMED.add(embedder)
 
 
 def _make(name: str) -> Embedder:

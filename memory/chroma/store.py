@@ -37,7 +37,7 @@ from memory.chroma.history import History, Versions
 from memory.chroma.merging import Merges
 from memory.chroma.recall import CacheHold, Recalling, TaskCache, shared_cache
 from memory.chroma.rows import Filters, from_columns, to_metadata, where_of
-from memory.embedders import embedder_for
+from memory.embedders import embedder_for, warm_up
 from memory.ranking import Ranking
 from reflexion.core.curation import VERBS
 from reflexion.core.errors import StoreError, UsageError
@@ -141,7 +141,8 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
     @classmethod
     def opened(cls, where: StoreSettings, access: Access) -> ChromaMemory | None:
         """The store at `where` (see memory.registry.open_store). For a run, made where there
-        is none, with the run's embedder, loaded now (not inside the first trial's timing);
+        is none, with the run's embedder, loaded now (not inside the first trial's timing) and
+        once in a process (memory.embedders.embedder_for);
         else an existing one, with the embedder it was made with, ranked as the run ranked it."""
         path = store_path(where)
         exists = path is None or (path / SQLITE_FILE).exists()
@@ -155,7 +156,7 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
                 ranking=where.ranking,
             )
             if access is Access.RUN:
-                embedder.embed(["warm-up"])
+                warm_up(embedder)
             return memory
         if not exists:
             return None
