@@ -52,8 +52,8 @@ def to_metadata(r: Reflection) -> Metadata:
         meta["votes"] = int(r.votes)
     if r.key:
         meta["key"] = r.key
-    for key, value in r.metadata.items():  # scalar columns of their own, so `where` filters them
-        meta[META + key] = value
+    for key, given in r.metadata.items():  # scalar columns of their own, so `where` filters them
+        meta[META + key] = given
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
         # subtle: Chroma 1.5.9 returns about a third of floats one ulp off and silently drops
         # inf/nan. The number stays for filtering; the exact value, read back, is its repr.

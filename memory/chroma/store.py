@@ -141,8 +141,8 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
     @classmethod
     def opened(cls, where: StoreSettings, access: Access) -> ChromaMemory | None:
         """The store at `where` (see memory.registry.open_store). For a run, made where there
-        is none, with the run's embedder, loaded now (not inside the first trial's timing) and
-        once in a process (memory.embedders.embedder_for);
+        is none, with the run's embedder, loaded now (not in the first trial's timing), once a
+        process (memory.embedders.embedder_for);
         else an existing one, with the embedder it was made with, ranked as the run ranked it."""
         path = store_path(where)
         exists = path is None or (path / SQLITE_FILE).exists()
@@ -227,7 +227,6 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
 
         >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
         ['HumanEval/3', 'HumanEval/41']
-        >>> m.search("refunds", k=3, filters={"user": "alice"})  # doctest: +SKIP
         """
         return self._query(text, k, cast("Where | None", where_of(filters)))
 
@@ -239,15 +238,14 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         return found[0] if found else None
 
     def reflections(self, filters: Filters | None = None) -> list[Reflection]:
-        """Every stored reflection (with `filters`: that passes them), sorted by `created` then
-        id (oldest first)."""
+        """Every stored reflection that passes `filters` (None: all), oldest first (ties: by id)."""
         found: list[Reflection] = []
-        where = where_of(filters)
+        where = cast("Where | None", where_of(filters))
         with self._calling():
             # in pages: one `get` of 100k rows fails in Chroma with "too many SQL variables"
             while True:
                 page = self._collection.get(
-                    where=cast("Where | None", where),
+                    where=where,
                     include=["documents", "metadatas"],
                     limit=READ_PAGE,
                     offset=len(found),

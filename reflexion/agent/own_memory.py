@@ -21,13 +21,26 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
-from memory import Access, ChromaMemory, Filters, open_store
+from memory import Access, Filters, open_store
 from reflexion.agent.agent_folder import Place, agent_place, last_episodes
-from reflexion.core.curation import EDIT, FORGET, HISTORY, REVERT, Change, Curated, require
+from reflexion.agent.progress import Progress, value_of, verdict
+from reflexion.agent.queries import above, as_task, check_k, check_threshold
+from reflexion.core.curation import (
+    EDIT,
+    FILTER,
+    FORGET,
+    HISTORY,
+    REVERT,
+    CannotCurate,
+    Change,
+    Curated,
+    Filtering,
+    require,
+)
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Closable, Crediting, Memory
 from reflexion.core.records import (
@@ -49,55 +62,6 @@ from reflexion.trial.provenance import new_reflection, provenance
 AGENT_NAME = "my-agent"  # the default env and strategy names a lesson records
 SEED = 0  # an agent has one "seed": its lessons are one trial's per task
 SCOPES = ("task", "global")
-
-
-@dataclass
-class Progress:
-    """One task's attempts in this session: the current episode, what it recalled (waiting for
-    its outcome to be credited) and each ended attempt's score."""
-
-    episode: int = 1
-    ended: bool = False  # an outcome or a lesson is in: the next recall starts a new episode
-    recalled: list[str] = field(default_factory=list)
-    values: dict[int, float] = field(default_factory=dict)  # episode -> its attempt's score
-    lessons: int = 0  # lessons on the current episode (a second one needs an id of its own)
-    scored: bool = False  # the current episode's score is in the trace
-    judged: bool = False  # its outcome came: another outcome is another attempt's
-
-    def before(self) -> float | None:
-        """The score of the task's attempt before the current one (None: none ended)."""
-        earlier = [e for e in self.values if e < self.episode]
-        return self.values[max(earlier)] if earlier else None
-
-    def next_episode(self) -> None:
-        self.episode += 1
-        self.ended, self.recalled, self.lessons = False, [], 0
-        self.scored = self.judged = False
-
-
-def as_task(task: Task | str) -> Task:
-    """A Task, or a string that is both its id and its text (what recall searches by).
-
-    >>> as_task("Plan a trip to Oslo.")
-    Task(id='Plan a trip to Oslo.', prompt='Plan a trip to Oslo.', spec={}, question='')
-    """
-    if isinstance(task, Task):
-        return task
-    if not isinstance(task, str) or not task.strip():
-        msg = f"a task is a reflexion Task or a non-empty string, got {task!r}"
-        raise UsageError(msg)
-    return Task(task, task)
-
-
-def verdict(value: float, before: float | None) -> str | None:
-    """What an attempt did against the one before, as a run credits it (None: none before).
-
-    >>> verdict(1.0, 0.0), verdict(0.0, 0.0), verdict(1.0, None)
-    ('helped', 'same', None)
-    """
-    if before is None:
-        return None
-    return "helped" if value > before else "hurt" if value < before else "same"
 
 
 class ReflexionMemory:
@@ -165,7 +129,7 @@ class ReflexionMemory:
         about = lesson_metadata(metadata)
         with self._lock:
             progress = self._progress(task.id)
-            shown = Score(_value(score, passed), passed, feedback)
+            shown = Score(value_of(score, passed), passed, feedback)
             attempt = Attempt(progress.episode, "", shown)
             lesson = new_reflection(self._who(task), text, attempt, task.prompt)
             lesson = replace(lesson, metadata=about)
@@ -212,7 +176,7 @@ class ReflexionMemory:
             who = (self.env, task.id, self.run_id, self.strategy, SEED, progress.episode)
             # stream: every lesson remembered before in this session, of any task, is admitted
             asked, at = RecallScope(*who, scope, stream=True), time.time()
-            hits = above(self._chroma().recall(task.lookup, asked, k, filters), least)
+            hits = above(self._filtering().recall(task.lookup, asked, k, filters), least)
             ids = [h.reflection.id for h in hits]
             if progress.before() is None:  # nothing to compare with: a recall only, counted now
                 self._credit(ids, None, task.id, progress.episode)
@@ -240,7 +204,7 @@ class ReflexionMemory:
             if progress.judged:  # a second outcome with no recall between: a new attempt
                 self._settle(task.id, progress)
                 progress.next_episode()
-            shown = Score(_value(score, passed), passed, feedback)
+            shown = Score(value_of(score, passed), passed, feedback)
             said = verdict(shown.value, progress.before())
             self._credit(progress.recalled, said, task.id, progress.episode)
             progress.recalled = []
@@ -275,7 +239,7 @@ class ReflexionMemory:
         check_k(k)
         least = check_threshold(threshold)
         with self._lock:
-            return above(self._chroma().search(query, k, filters), least)
+            return above(self._filtering().search(query, k, filters), least)
 
     def get_all(self, *, filters: Filters | None = None) -> list[Reflection]:
         """Every stored lesson (with `filters`, as in `search`: those that pass them), oldest
@@ -284,7 +248,7 @@ class ReflexionMemory:
             >>> [r.text for r in memory.get_all(filters={"session": "s1"})]  # doctest: +SKIP
         """
         with self._lock:
-            return self._chroma().reflections(filters)
+            return self._filtering().reflections(filters)
 
     def get(self, lesson_id: str) -> Reflection:
         """The lesson with this id, or a unique prefix of it (as `reflexion memory show`); a
@@ -380,17 +344,20 @@ class ReflexionMemory:
             self._tasks[task_id] = Progress(episode=self._first.get(task_id, 0) + 1)
         return self._tasks[task_id]
 
-    def _chroma(self) -> ChromaMemory:
-        """The store (a ValueError once closed)."""
+    def _curated(self) -> Curated:
+        """The store, as a person curates it (a ValueError once closed)."""
         if self._closed:
             msg = f"{self!r} is closed"
             raise ValueError(msg)
-        if not isinstance(self.store, ChromaMemory):  # agent_place opens a Chroma store
-            raise TypeError(type(self.store).__name__)
+        if not isinstance(self.store, Curated):  # agent_place opens a Chroma store: it is
+            raise CannotCurate(getattr(self.store, "kind", type(self.store).__name__), EDIT)
         return self.store
 
-    def _curated(self) -> Curated:
-        return self._chroma()
+    def _filtering(self) -> Filtering:
+        """The store, asked to filter lessons on their metadata (as its `can` declares)."""
+        store = self._curated()
+        require(store, FILTER)
+        return cast("Filtering", store)
 
     def _who(self, task: Task) -> tuple[str, str, str, str, int]:
         return (self.run_id, self.strategy, self.env, task.id, SEED)
@@ -429,43 +396,3 @@ class ReflexionMemory:
         step_id = f"{self.strategy}/{task.id}/{SEED}/{self.run_id}-{self._steps:03d}-{kind}"
         who = (self.run_id, self.strategy, task.id, SEED, episode, kind)
         self._trace.write_step(Step(step_id, *who, **fields))
-
-
-def check_k(k: object) -> None:
-    """A UsageError unless `k`, the number of lessons asked for, is at least 1."""
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        msg = f"k is the number of lessons to return, at least 1; got {k!r}"
-        raise UsageError(msg)
-
-
-def check_threshold(threshold: object) -> float | None:
-    """The least similarity a hit must have (None: any), checked to be in [-1, 1].
-
-    >>> check_threshold(0.5), check_threshold(None)
-    (0.5, None)
-    """
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        msg = f"threshold is a similarity in [-1, 1]; got {threshold!r}"
-        raise UsageError(msg)
-    if not -1.0 <= threshold <= 1.0:
-        msg = f"threshold is a similarity in [-1, 1]; got {threshold!r}"
-        raise UsageError(msg)
-    return float(threshold)
-
-
-def above(hits: list[Recalled], threshold: float | None) -> list[Recalled]:
-    """The hits at least `threshold` similar (all: None), in their order.
-
-    >>> r = Reflection("r", "t", "run", "s", "e", "t1", 0, 1, 0.0, 0.0)
-    >>> [h.similarity for h in above([Recalled(r, 0.8), Recalled(r, 0.2)], 0.5)]
-    [0.8]
-    """
-    if threshold is None:
-        return hits
-    return [h for h in hits if h.similarity is not None and h.similarity >= threshold]
-
-
-def _value(score: float | None, passed: bool) -> float:
-    return float(score) if score is not None else float(passed)
