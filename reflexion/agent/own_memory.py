@@ -12,6 +12,10 @@ and credit, so `reflexion memory list/show/why` and `reflexion serve` read it as
 Each attempt at a task is an episode, as in a run, numbered here: a recall after the task's
 outcome (or a lesson on it) starts its next one, and sees every lesson remembered before. Each
 ReflexionMemory is a run of its own (`run_id`), so it also sees every lesson of earlier ones.
+
+Beside the loop, a look-up by free text with metadata filters and a similarity threshold
+(`search`, `get_all`, `get`), and the CLI's curation (`update`, `delete`, `history`, `revert`:
+reflexion.curate's functions and the store's one change log, so both see the same history).
 """
 
 from __future__ import annotations
