@@ -32,7 +32,7 @@ from typing import Any, Self, cast
 from memory import Access, Filters, open_store
 from reflexion.agent.agent_folder import Place, agent_place, last_episodes
 from reflexion.agent.progress import Progress, value_of, verdict
-from reflexion.agent.queries import above, as_task, check_k, check_threshold
+from reflexion.agent.queries import above, as_task, check_k, check_query, check_threshold
 from reflexion.core.curation import (
     EDIT,
     FILTER,
@@ -237,19 +237,16 @@ class ReflexionMemory:
             >>> memory.search("refund policy", filters={"user": "alice"}, threshold=0.3)
             ...                                                       # doctest: +SKIP
         """
-        if not isinstance(query, str) or not query.strip():
-            msg = "a search needs some text to search for"
-            raise UsageError(msg)
+        check_query(query)
         check_k(k)
         least = check_threshold(threshold)
         with self._lock:
             return above(self._filtering().search(query, k, filters), least)
 
     def get_all(self, *, filters: Filters | None = None) -> list[Reflection]:
-        """Every stored lesson (with `filters`, as in `search`: those that pass them), oldest
-        first.
+        """Every stored lesson that passes `filters` (as in `search`; None: all), oldest first.
 
-            >>> [r.text for r in memory.get_all(filters={"session": "s1"})]  # doctest: +SKIP
+        >>> [r.text for r in memory.get_all(filters={"session": "s1"})]  # doctest: +SKIP
         """
         with self._lock:
             return self._filtering().reflections(filters)

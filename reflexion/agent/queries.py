@@ -24,6 +24,13 @@ def as_task(task: Task | str) -> Task:
     return Task(task, task)
 
 
+def check_query(query: object) -> None:
+    """A UsageError unless `query` is a text to search for."""
+    if not isinstance(query, str) or not query.strip():
+        msg = "a search needs some text to search for"
+        raise UsageError(msg)
+
+
 def check_k(k: object) -> None:
     """A UsageError unless `k`, the number of lessons asked for, is at least 1."""
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
