@@ -213,8 +213,10 @@ class Filtered:
 
     def __init__(self, scope: RecallScope, filters: Filters) -> None:
         self.inner, self.filters = scope, filters
-        self.task_id, self.scope = scope.task_id, scope.scope
         self._where = where_of(filters)  # checked now: a bad filter fails before any query
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # the scope's every other field, as it is
 
     def admits(self, r: Reflection) -> bool:
         return self.inner.admits(r) and passes(r, self.filters)
