@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reflexion.core.errors import UsageError
+from reflexion.core.errors import UsageError, did_you_mean
 from reflexion.core.loading import load_object
 from reflexion.core.protocols import Env
 
@@ -38,7 +38,8 @@ def make_env(spec: str) -> Env:
     _load_builtins()
     name, _, arg = spec.partition(":")
     if name not in _REGISTRY:
-        msg = f"unknown env {name!r}; known: {', '.join(sorted(_REGISTRY))}"
+        guess = did_you_mean(name, sorted(_REGISTRY))
+        msg = f"unknown env {name!r}{guess}; known: {', '.join(sorted(_REGISTRY))}"
         raise UsageError(msg)
     return _REGISTRY[name](arg or None)
 

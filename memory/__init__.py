@@ -14,6 +14,7 @@ sentence-transformers at the first SentenceTransformerEmbedder.embed call.
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.connect import split_url
+from memory.chroma.rows import Filters
 from memory.chroma.store import ChromaMemory
 from memory.embedders import (
     HashEmbedder,
@@ -30,6 +31,7 @@ __all__ = [
     "Access",
     "Backend",
     "ChromaMemory",
+    "Filters",
     "HashEmbedder",
     "ReadOnly",
     "SentenceTransformerEmbedder",

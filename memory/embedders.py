@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import re
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -141,14 +143,47 @@ def known_embedder(name: str) -> bool:
     return name == SentenceTransformerEmbedder.name or _HASH_NAME.fullmatch(name) is not None
 
 
+# One embedder per model name in a process: every store the process opens shares it, so the
+# sentence-transformers model loads once (~9 s), not at each open. Its lock is shared with it,
+# which also keeps two stores' threads from using one tokenizer at once.
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def embedder_for(name: str) -> Embedder:
-    """The embedder a store was made with, from the model name stored in it.
+    """The embedder a store was made with, from the model name stored in it: the same object
+    for the same name, every time in a process (loaded once, shared by every store).
 
     >>> embedder_for("hash-32").dim
     32
-    >>> embedder_for("all-MiniLM-L6-v2").dim
-    384
+    >>> embedder_for("all-MiniLM-L6-v2") is embedder_for("all-MiniLM-L6-v2")
+    True
     """
+    with _SHARED_LOCK:
+        if name not in _SHARED:
+            _SHARED[name] = _make(name)
+        return _SHARED[name]
+
+
+_WARMED: weakref.WeakSet[Any] = weakref.WeakSet()  # embedders that embedded once in this process
+
+
+def warm_up(embedder: Embedder) -> None:
+    """Embed one text with `embedder`, once in a process: its model loads now (before a run's
+    first trial, not inside its timing), and a later store sharing it pays nothing again.
+
+    >>> e = embedder_for("hash-8")
+    >>> warm_up(e); warm_up(e)  # the second call embeds nothing
+    """
+    with _SHARED_LOCK:
+        if embedder in _WARMED:
+            return
+    embedder.embed(["warm-up"])
+    with contextlib.suppress(TypeError):  # an embedder of the user's that takes no weak reference
+        _WARMED.add(embedder)
+
+
+def _make(name: str) -> Embedder:
     if name == SentenceTransformerEmbedder.name:
         return SentenceTransformerEmbedder()
     match = _HASH_NAME.fullmatch(name)

@@ -79,7 +79,7 @@ def test_memory_list_show_and_why_read_what_the_agent_wrote(
     rid = failed_then_passed(path)
     lessons = listed(path, capsys)
     assert list(lessons) == [rid]
-    assert "my-agent/oslo-trip  my-agent seed 0 ep 1  score 0" in lessons[rid]
+    assert re.search(r"my-agent/oslo-trip  my-agent seed 0 ep 1  run \w{12}  score 0", lessons[rid])
     assert "[recalled 1: helped 1, hurt 0, same 0]" in lessons[rid]
     code, shown, err = cli(capsys, "memory", "show", str(path), rid[:6])
     assert code == 0, err

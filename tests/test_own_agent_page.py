@@ -29,6 +29,7 @@ def test_every_code_block_on_the_page_is_run_by_this_file() -> None:
         "agent_loop.py",
         "agent-memory-commands",
         "agent_chain.py",
+        "agent_curate.py",
         "agent_graph.py",
         "agent_compare.py",
     ]
@@ -52,6 +53,12 @@ def test_the_page_runs_as_printed(
     chain = printed["agent_chain.py"].splitlines()
     assert chain[0] == "Yes, pack an umbrella."
     assert "oslo-trip Check the Oslo forecast before answering about an umbrella." in chain[1:]
+    assert printed["agent_curate.py"].splitlines() == [
+        "Apply the loyalty discount before tax on the invoice. alice 1",
+        "['edit', 'forget']",
+        "Apply the loyalty discount after tax.",
+        "[]",
+    ]
     assert printed["agent_graph.py"].splitlines() == [
         "1 No. None",
         "2 Yes: heavy rain in Oslo. helped",

@@ -49,7 +49,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from memory.chroma.rows import from_columns, to_metadata
+from memory.chroma.rows import Filters, from_columns, passes, to_metadata, where_of
 from memory.ranking import Ranking
 from reflexion.core.records import Recalled, RecallScope, Reflection
 
@@ -203,13 +203,41 @@ class _Store(Protocol):
     ) -> list[Recalled]: ...
 
 
+class Filtered:
+    """A scope narrowed by a filter on metadata or provenance (memory.chroma.rows.conditions):
+    it admits what both admit, and its `where` is both filters, so recall treats it as a scope.
+
+        >>> scope = RecallScope("quad", "t1", "run", "reflexion", 0, 1)
+        >>> Filtered(scope, {"user": "alice"}).where()["$and"][-1]
+        {'meta.user': {'$eq': 'alice'}}
+    """
+
+    def __init__(self, scope: RecallScope, filters: Filters) -> None:
+        self.inner, self.filters = scope, filters
+        self._where = where_of(filters)  # checked now: a bad filter fails before any query
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # the scope's every other field, as it is
+
+    def admits(self, r: Reflection) -> bool:
+        return self.inner.admits(r) and passes(r, self.filters)
+
+    def where(self) -> dict[str, Any]:
+        return {"$and": [self.inner.where(), self._where]} if self._where else self.inner.where()
+
+
 class Recalling:
     """A Chroma store's recall: the run's `recall`, and `nearest` for --dedup."""
 
-    def recall(self: _Store, text: str, scope: RecallScope, k: int) -> list[Recalled]:
-        """Up to k reflections that `scope` admits, best first by the memory's Ranking:
-        similarity to `text`, the asking task's own lessons, recent ones. In task scope, on a
-        store this process alone writes, from the task's lessons in memory (the task cache)."""
+    def recall(
+        self: _Store, text: str, scope: RecallScope, k: int, filters: Filters | None = None
+    ) -> list[Recalled]:
+        """Up to k reflections that `scope` admits (and, with `filters`, that pass them), best
+        first by the memory's Ranking: similarity to `text`, the asking task's own lessons,
+        recent ones. In task scope, on a store this process alone writes, from the task's
+        lessons in memory (the task cache)."""
+        if filters:
+            scope = cast("RecallScope", Filtered(scope, filters))  # the same two methods
         vector = self._embed([text])[0]
         n = self.ranking.candidates(k)
         tasks = self._tasks  # subtle: read once, a close may set it to None meanwhile

@@ -36,8 +36,8 @@ from memory.chroma.credit import Credited
 from memory.chroma.history import History, Versions
 from memory.chroma.merging import Merges
 from memory.chroma.recall import CacheHold, Recalling, TaskCache, shared_cache
-from memory.chroma.rows import from_columns, to_metadata
-from memory.embedders import embedder_for
+from memory.chroma.rows import Filters, from_columns, to_metadata, where_of
+from memory.embedders import embedder_for, warm_up
 from memory.ranking import Ranking
 from reflexion.core.curation import VERBS
 from reflexion.core.errors import StoreError, UsageError
@@ -141,7 +141,8 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
     @classmethod
     def opened(cls, where: StoreSettings, access: Access) -> ChromaMemory | None:
         """The store at `where` (see memory.registry.open_store). For a run, made where there
-        is none, with the run's embedder, loaded now (not inside the first trial's timing);
+        is none, with the run's embedder, loaded now (not in the first trial's timing), once a
+        process (memory.embedders.embedder_for);
         else an existing one, with the embedder it was made with, ranked as the run ranked it."""
         path = store_path(where)
         exists = path is None or (path / SQLITE_FILE).exists()
@@ -155,7 +156,7 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
                 ranking=where.ranking,
             )
             if access is Access.RUN:
-                embedder.embed(["warm-up"])
+                warm_up(embedder)
             return memory
         if not exists:
             return None
@@ -220,13 +221,14 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             if cache is not None:
                 cache.put(unique, vectors)
 
-    def search(self, text: str, k: int) -> list[Recalled]:
-        """Up to k reflections of any provenance, most similar first (for inspection).
+    def search(self, text: str, k: int, filters: Filters | None = None) -> list[Recalled]:
+        """Up to k reflections of any provenance, most similar first (for inspection); with
+        `filters` (memory.chroma.rows.conditions), only those that pass them.
 
         >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
         ['HumanEval/3', 'HumanEval/41']
         """
-        return self._query(text, k, None)
+        return self._query(text, k, cast("Where | None", where_of(filters)))
 
     def get(self, reflection_id: str) -> Reflection | None:
         """The reflection with this id, or None."""
@@ -235,14 +237,18 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         found = from_columns(res)
         return found[0] if found else None
 
-    def reflections(self) -> list[Reflection]:
-        """Every stored reflection, sorted by `created` then id (oldest first)."""
+    def reflections(self, filters: Filters | None = None) -> list[Reflection]:
+        """Every stored reflection that passes `filters` (None: all), oldest first (ties: by id)."""
         found: list[Reflection] = []
+        where = cast("Where | None", where_of(filters))
         with self._calling():
             # in pages: one `get` of 100k rows fails in Chroma with "too many SQL variables"
             while True:
                 page = self._collection.get(
-                    include=["documents", "metadatas"], limit=READ_PAGE, offset=len(found)
+                    where=where,
+                    include=["documents", "metadatas"],
+                    limit=READ_PAGE,
+                    offset=len(found),
                 )
                 found += from_columns(page)
                 if len(page["ids"]) < READ_PAGE:

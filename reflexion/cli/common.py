@@ -55,7 +55,7 @@ EXAMPLES = {
     "memory": f"reflexion memory list {R}",
     "memory list": f"reflexion memory list {R} --kind rule",
     "memory show": f"reflexion memory show {R} 3f9a0c1d2e4b5a69",
-    "memory search": f"reflexion memory search {R} 'off by one in the loop bound' --k 3",
+    "memory search": f"reflexion memory search {R} 'off by one in the loop bound' --limit 3",
     "memory export": f"reflexion memory export {R} --format md --output lessons.md",
     "memory forget": f"reflexion memory forget {R} 3f9a0c1d2e4b5a69 --why misleading",
     "memory edit": f"reflexion memory edit {R} 3f9a0c1d2e4b5a69 --text 'Check n = 0 first.'",

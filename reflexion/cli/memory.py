@@ -1,6 +1,7 @@
 """`reflexion memory list|show|search|export`: what the agent wrote to memory, and why.
 
     reflexion memory list runs/quadratic-20261122-120000 --strategy reflexion --task q2 --limit 5
+    reflexion memory list runs/shared-memory --run 3c1f0a9e2b7d
     reflexion memory show runs/quadratic-20261122-120000 3f9a        # a unique prefix of an id
     reflexion memory search runs/quadratic-20261122-120000 "gradient step"
     reflexion memory export runs/quadratic-20261122-120000 --format md --output lessons.md
@@ -57,22 +58,7 @@ def add_memory_parser(sub: Any, verb: str | None = None) -> None:
     for name, help_text in reads if verb in (None, *READ_VERBS) else ():
         p = verbs.add_parser(name, help=help_text)
         p.add_argument("path", type=Path, help="a run folder or a Chroma store folder")
-        if name == "show":
-            p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
-        if name == "search":
-            p.add_argument("text", help="query text")
-            p.add_argument("--k", type=typed(positive), default=5, help="hits to print (default 5)")
-        if name == "export":
-            p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
-            p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
-        if name in ("list", "export"):
-            p.add_argument("--kind", choices=KINDS, help="only lessons of this kind")
-        if name == "list":
-            p.add_argument("--task", help="only this task's lessons (q2, or quadratic/q2)")
-            p.add_argument("--strategy", help="only lessons this strategy wrote")
-            p.add_argument(
-                "--limit", type=typed(positive), help="print at most N lessons per store"
-            )
+        _add_read_options(p, name)
         p.add_argument("--chroma-url", help="read from a Chroma server instead of a folder")
     if verb in (None, *EDIT_VERBS):
         add_edit_verbs(verbs)
@@ -80,6 +66,33 @@ def add_memory_parser(sub: Any, verb: str | None = None) -> None:
         add_audit_verbs(verbs)
     if verb in (None, "why"):
         add_why_verb(verbs)
+
+
+def _add_read_options(p: argparse.ArgumentParser, name: str) -> None:
+    """The options of read verb `name`; `--limit` caps what `list` and `search` print."""
+    if name == "show":
+        p.add_argument("id", help="reflection id (from `memory list`), or a unique prefix")
+    if name == "search":
+        p.add_argument("text", help="query text")
+    if name == "export":
+        p.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
+        p.add_argument("--output", type=Path, help="a new file to write (default: stdout)")
+    if name in ("list", "export"):
+        p.add_argument("--kind", choices=KINDS, help="only lessons of this kind")
+    if name == "list":
+        p.add_argument("--task", help="only this task's lessons (q2, or quadratic/q2)")
+        p.add_argument("--strategy", help="only lessons this strategy wrote")
+        p.add_argument("--run", help="only lessons this run wrote (its id, as listed)")
+    if name in ("list", "search"):
+        what = "hits (default 5; --k is the same)" if name == "search" else "lessons per store"
+        p.add_argument(
+            "--limit",
+            *["--k"] * (name == "search"),  # search's older name
+            dest="limit",
+            type=typed(positive),
+            default=5 if name == "search" else None,
+            help=f"print at most N {what}",
+        )
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
@@ -99,7 +112,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
                 msg = "memory search needs some text to search for"
                 raise UsageError(msg)
             embedder = settings_for(args.path, args.chroma_url).embedder
-            for hit in search_sources(stores, args.text, args.k, embedder):
+            for hit in search_sources(stores, args.text, args.limit, embedder):
                 print(f"{hit.similarity:.3f}  {_line(hit.reflection)}")
         else:
             chosen = Chosen(kind=args.kind)
@@ -112,7 +125,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
     """Each store's lessons that pass the filters (a store they leave no lesson in is left out);
     --limit cuts each store's list, and says how many it left out."""
-    chosen = Chosen(kind=args.kind, strategy=args.strategy)
+    chosen = Chosen(kind=args.kind, strategy=args.strategy, run=args.run)
     if args.task:
         tasks = [(r.env, r.task_id) for store in stores for r in store.lessons()]
         env, task = pick_task(args.task, tasks, args.path)
@@ -122,6 +135,11 @@ def _list(args: argparse.Namespace, stores: list[Curated]) -> None:
         if args.strategy not in known:
             what = "lessons of strategy"
             raise unknown(what, args.strategy, known, args.path)
+    if args.run:
+        runs = [r.run_id for store in stores for r in store.lessons()]
+        if args.run not in runs:
+            what = "lessons of run"
+            raise unknown(what, args.run, runs, args.path)
     found = [(store, store.lessons(chosen)) for store in stores]
     if chosen != Chosen():  # a filter: only the stores it leaves lessons in (at least one line)
         found = [(store, lessons) for store, lessons in found if lessons] or found[:1]
@@ -155,14 +173,13 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
         credited += f"  [{r.kind}" + (f", {r.votes} votes]" if voted(r.kind) else "]")
     return (
         f"{r.id}  {task_label(r.env, r.task_id)}  {r.strategy} seed {r.seed} ep {r.episode}  "
-        f"score {r.score:.4g}{credited}  | {text}"
+        f"run {r.run_id}  score {r.score:.4g}{credited}  | {text}"
     )
 
 
 def _describe(r: Reflection, recalls: list[Recollection]) -> str:
-    lines = [
-        f"{k}: {utc(v) if k == 'created' else v}" for k, v in r.to_dict().items() if k != "text"
-    ]
+    shown = {k: v for k, v in r.to_dict().items() if k != "text" and (v or k != "metadata")}
+    lines = [f"{k}: {utc(v) if k == 'created' else v}" for k, v in shown.items()]
     lines += ["", r.text, ""]
     if not recalls:
         lines.append("never recalled in this run folder's trace")

@@ -14,7 +14,7 @@ the CLI and the page say "the window backend cannot credit" instead of "no refle
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,11 +25,13 @@ from reflexion.core.records import Recalled, RecallScope, Record, Reflection
 FORGET, EDIT, REVERT, HISTORY, IMPORT = "forget", "edit", "revert", "history", "import"
 CREDIT = "credit"  # keeps each lesson's credit, and the audit's counts (memory audit, prune)
 MERGE = "merge"  # merges near-duplicate lessons (--dedup), keeping who was merged in
-VERBS = frozenset({FORGET, EDIT, REVERT, HISTORY, IMPORT, CREDIT, MERGE})
+FILTER = "filter"  # filters lessons on their metadata and provenance (Filtering)
+VERBS = frozenset({FORGET, EDIT, REVERT, HISTORY, IMPORT, CREDIT, MERGE, FILTER})
 OUTCOMES = ("helped", "hurt", "same")
 
 
-SAID = {CREDIT: "keep credit", MERGE: "merge lessons"}  # how a verb reads in a sentence
+# how a verb reads in a sentence
+SAID = {CREDIT: "keep credit", MERGE: "merge lessons", FILTER: "filter lessons on metadata"}
 
 
 class CannotCurate(UsageError):
@@ -234,3 +236,19 @@ class Curated(Protocol):
     def merged_from(self, reflection_id: str) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+class Filtering(Protocol):
+    """A store that declares FILTER: it searches, lists and recalls only the lessons whose
+    metadata or provenance pass `filters` (`{"user": "alice"}`, `{"turn": {"$gte": 2}}`; see
+    memory.chroma.rows.conditions)."""
+
+    def search(
+        self, text: str, k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[Recalled]: ...
+
+    def reflections(self, filters: Mapping[str, Any] | None = None) -> list[Reflection]: ...
+
+    def recall(
+        self, text: str, scope: RecallScope, k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[Recalled]: ...

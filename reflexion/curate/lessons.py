@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reflexion.core.curation import CREDIT, HISTORY, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Recalled, Reflection, Step
+from reflexion.core.records import Recalled, Reflection, Step, lesson_metadata
 from reflexion.core.runfolder import RunFolder
 
 SHOWN = 8  # ids named in full when a prefix is ambiguous
@@ -226,6 +226,9 @@ def reflection_from(data: object, where: str) -> Reflection:
         raise UsageError(msg)
     kinds = {"str": (str,), "int": (int,), "float": (int, float), "tuple[str, ...]": (list,)}
     for field in dataclasses.fields(Reflection):
+        if field.name == "metadata":  # a dict of scalars, checked as remember checks it
+            lesson_metadata(data.get("metadata"))
+            continue
         if field.name not in data:
             if field.default is dataclasses.MISSING:
                 msg = f"{where}: not a reflection from `memory export` (no field {field.name!r})"

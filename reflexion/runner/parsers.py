@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,30 @@ def check_model_settings(
     except ValueError as exc:
         msg = f"--rank {rank!r}: {exc}"
         raise UsageError(msg) from None
+
+
+def check_one_store(memory: str | None, chroma_url: str | None) -> None:
+    """A run shares one store, a folder or a server: naming both is refused, not settled.
+
+    >>> check_one_store("shared", "http://10.0.0.5:8000")
+    Traceback (most recent call last):
+    ...
+    reflexion.core.errors.UsageError: --memory DIR and --chroma-url URL name two stores: give one
+    """
+    if memory is not None and chroma_url is not None:
+        msg = "--memory DIR and --chroma-url URL name two stores: give one"
+        raise UsageError(msg)
+
+
+def warn_unused(model: str | None, task_tokens: int | None, env: str) -> None:
+    """Say on stderr which settings do nothing in a run: with no model (the env's scripted
+    actor: the quadratic drill), no tokens are counted, so a token budget never binds."""
+    if model is None and task_tokens is not None:
+        print(
+            f"reflexion: warning: --task-tokens does nothing for env {env!r}: its scripted "
+            "actor calls no model, so no tokens are counted",
+            file=sys.stderr,
+        )
 
 
 def check_memory_settings(

@@ -39,6 +39,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.core.version import VERSION, newer
 from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
+from reflexion.runner.parsers import warn_unused
 from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies, self_refine
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
         get_backend(config.memory_backend)
     config = _named(config, env, given)
     _check_signal(config, env)
+    warn_unused(config.model, config.task_tokens, env.name)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
     self_refine.check_actor([s.name for s in strategies], given.actor)

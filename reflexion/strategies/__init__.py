@@ -17,11 +17,10 @@ uses. Adding one is a module and a `register_strategy` call:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from reflexion.core.errors import UsageError
+from reflexion.core.errors import UsageError, did_you_mean
 from reflexion.core.protocols import Trial
 from reflexion.strategies import (
     bank,
@@ -178,9 +177,7 @@ def parse_strategies(text: str, extra: Sequence[Strategy] = ()) -> list[Strategy
         raise UsageError(msg)
     bad = [n for n in names if n not in known]
     if bad:
-        near = difflib.get_close_matches(bad[0], list(known), n=1)
-        guess = f" (did you mean {near[0]}?)" if near else ""
-        msg = f"unknown strategy {bad[0]!r}{guess}; known: {listed}"
+        msg = f"unknown strategy {bad[0]!r}{did_you_mean(bad[0], known)}; known: {listed}"
         raise UsageError(msg)
     if len(set(names)) != len(names):
         msg = f"strategy listed twice in {text!r}"

@@ -189,6 +189,7 @@ def _lessons(name: str, store: Curated, chosen: Chosen, filters: Filters) -> lis
             _kind(r),
             task_label(r.env, r.task_id),
             f"{r.strategy} seed {r.seed} episode {r.episode}",
+            r.run_id,
             f"{r.score:.3g}",
             str(credit.get(r.id, "")),
             r.flag,
@@ -196,7 +197,7 @@ def _lessons(name: str, store: Curated, chosen: Chosen, filters: Filters) -> lis
         )
         for r in lessons
     ]
-    head = ("lesson", "kind", "task", "written by", "score", "credit", "vague", "text")
+    head = ("lesson", "kind", "task", "written by", "run", "score", "credit", "vague", "text")
     title = f"{len(lessons)} lessons in {store.label}"
     if chosen != EVERY:
         title = f"{len(lessons)} lessons {_which(filters)} (of {len(every)}) in {store.label}"
