@@ -16,8 +16,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memory.metadata import PROVENANCE
 from reflexion.core.errors import UsageError
-from reflexion.core.records import PROVENANCE, REFLECTION, Reflection, is_own
+from reflexion.core.records import REFLECTION, Reflection, is_own
 
 Metadata = dict[str, str | int | float | bool]
 META = "meta."  # prefix of the columns that hold a lesson's metadata (Reflection.metadata)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Self, cast
 
 from memory import Access, Filters, open_store
+from memory.metadata import lesson_metadata
 from reflexion.agent.agent_folder import Place, agent_place, last_episodes
 from reflexion.agent.progress import Progress, value_of, verdict
 from reflexion.agent.queries import above, as_task, check_k, check_query, check_threshold
@@ -57,7 +58,6 @@ from reflexion.core.records import (
     Score,
     Step,
     Task,
-    lesson_metadata,
 )
 from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import changed, holder

@@ -25,7 +25,6 @@ from reflexion.runner.parsers import (
     check_fields,
     check_memory_settings,
     check_model_settings,
-    check_one_store,
     path_text,
     positive,
     role_limits,
@@ -382,8 +381,7 @@ class RunConfig(Record):
         check_faults_and_budget(
             self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
         )
-        check_memory_settings(self.embedder, self.chroma_url, self.executor, self.ray_address)
-        check_one_store(self.memory, self.chroma_url)
+        check_memory_settings(self)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

@@ -176,13 +176,15 @@ def warn_unused(model: str | None, task_tokens: int | None, env: str) -> None:
         )
 
 
-def check_memory_settings(
-    embedder: str, chroma_url: str | None, executor: str, ray_address: str | None
-) -> None:
-    """The memory's and the cluster's settings, checked by name before anything loads: a run
-    whose strategies keep no lessons would otherwise record a value in config.json that a
-    strategy added to its folder later could not use (the backend's name is checked once the
-    env is made, since importing an env may register one: reflexion.runner.setup)."""
+def check_memory_settings(config: Any) -> None:
+    """The memory's and the cluster's settings of `config` (a RunConfig), checked by name before
+    anything loads: a run whose strategies keep no lessons would otherwise record a value in
+    config.json that a strategy added to its folder later could not use (the backend's name is
+    checked once the env is made, since importing an env may register one:
+    reflexion.runner.setup)."""
+    embedder, chroma_url, executor = config.embedder, config.chroma_url, config.executor
+    ray_address = config.ray_address
+    check_one_store(config.memory, chroma_url)
     if not isinstance(embedder, str) or not known_embedder(embedder):
         msg = f"unknown --embedder {embedder!r}: expected 'all-MiniLM-L6-v2' or 'hash-N'"
         raise UsageError(msg)
