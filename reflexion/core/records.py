@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Self
@@ -119,12 +120,32 @@ class Call(Record):
     llm: bool = True  # False for scripted actors (quadratic): not counted as LLM calls
     cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
     reused: bool = False  # answered from the run's cache of identical greedy calls
+    # what the call would have taken alone (a reused answer: the time of the call that made
+    # it); None: its latency_s. A trial's wall time charges this, as its tokens are charged
+    alone_s: float | None = None
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
     memory_tokens: int = 0  # memory text in the prompt, in tokens (actor.memory_text)
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
     shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
     code_rounds: int = 0  # answers asked again after the reply's program ran (--code-rounds)
     left_out: tuple[str, ...] = ()  # recalled lessons --memory-tokens kept out of the prompt
+
+    @property
+    def alone(self) -> float:
+        """The seconds this call is charged: what it would have taken alone."""
+        return self.latency_s if self.alone_s is None else self.alone_s
+
+
+def alone_total(calls: Sequence[Call]) -> float | None:
+    """`alone_s` of one call made of `calls` (a rollout, a code round): None when none was
+    reused, so the sum of their latencies stands.
+
+    >>> alone_total([Call("act", (), "", latency_s=2.0), Call("act", (), "", alone_s=3.0)])
+    5.0
+    """
+    if all(c.alone_s is None for c in calls):
+        return None
+    return sum(c.alone for c in calls)
 
 
 @dataclass(frozen=True)
@@ -347,7 +368,7 @@ class TaskResult(Record):
     llm_calls: int
     input_tokens: int
     output_tokens: int
-    wall_s: float
+    wall_s: float  # what the trial would take alone: a reused answer at its own call's time
     reused_calls: int = 0  # LLM calls answered from the run's greedy-call cache (still counted)
     curve: tuple[Point, ...] = ()
     errors: tuple[str, ...] = ()

@@ -13,7 +13,9 @@ then the comparison the CLI prints and writes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
@@ -49,7 +51,7 @@ async def execute(
 
         cluster.check(config, given)
     plan = prepare(config, given)
-    joined = False
+    joined, held = False, None
     try:
         if config.executor == "ray":
             joined = cluster.connect(config.ray_address)
@@ -59,7 +61,10 @@ async def execute(
         stream = _stream(plan)
         done = {r.key for r in plan.folder.results()}
         cut_off = plan.folder.unfinished(done)  # a damaged record is refused before any write
+        plan.saved["planned"] = len(plan.saved["strategies"]) * config.seeds * len(plan.tasks)
         plan.folder.save_config(plan.saved)  # only once every input has been checked
+        plan.folder.hold()
+        held = time.monotonic()
         # the store first, then the trace: if undoing fails (a server down) or we die in between,
         # the next resume still finds the cut-off steps; undoing twice is harmless
         _forget_interrupted(cut_off, plan.memories)
@@ -75,6 +80,9 @@ async def execute(
         cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
     finally:
         plan.folder.close()
+        if held is not None:
+            _spent(plan, time.monotonic() - held)
+            plan.folder.release()
         close_all(plan.owned)
         if joined:
             cluster.disconnect()
@@ -83,6 +91,15 @@ async def execute(
     results.stopped = budget.stop() if cut else None
     results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
     return results
+
+
+def _spent(plan: Prepared, seconds: float) -> None:
+    """Add a session's time to config.json's `spent_s`: the wall time the run really took,
+    however its trials shared answers (each trial's `wall_s` is what it would take alone)."""
+    spent = float(plan.saved.get("spent_s") or 0.0) + seconds
+    plan.saved["spent_s"] = round(spent, 3)
+    with contextlib.suppress(UsageError):  # a folder made read-only meanwhile keeps its config
+        plan.folder.save_config(plan.saved)
 
 
 def _fixed_boards(plan: Prepared) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
-from reflexion.core.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder, RunState, run_state
 
 
 class NotFound(LookupError):
@@ -71,6 +71,10 @@ class Site:
     def results(self, name: str) -> list[TaskResult]:
         folder = self.run(name)
         return RunFolder(folder).results() if (folder / "results.jsonl").exists() else []
+
+    def state(self, name: str) -> RunState:
+        """How far the run got: its trials done of those planned, and whether it is going."""
+        return run_state(self.run(name), self.config(name), self.results(name))
 
     def steps(self, name: str) -> list[Step]:
         """The run's trace, read again only when the file changed (a run may still be going)."""
