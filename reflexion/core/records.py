@@ -10,6 +10,7 @@ Every record serializes itself to a JSON-ready dict and back:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Sequence
@@ -28,12 +29,19 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: JSON) -> Self:
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         kwargs = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.name in data:
                 kwargs[f.name] = _revive(hints[f.name], data[f.name])
         return cls(**kwargs)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A record class's field types, resolved once (resolving them per record was most of the
+    time it took to read a long trace)."""
+    return typing.get_type_hints(cls)
 
 
 def _revive(hint: Any, value: Any) -> Any:
