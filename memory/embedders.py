@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -132,6 +133,13 @@ class SentenceTransformerEmbedder:
         return self._model
 
 
+@functools.cache
+def _shared_model() -> SentenceTransformerEmbedder:
+    """One loaded model per process, with its one lock: every store that a process opens (a
+    server's page after page, a run's several stores) loads it once, not once each."""
+    return SentenceTransformerEmbedder()
+
+
 def known_embedder(name: str) -> bool:
     """Whether `embedder_for(name)` can make it, checked without loading anything.
 
@@ -142,7 +150,8 @@ def known_embedder(name: str) -> bool:
 
 
 def embedder_for(name: str) -> Embedder:
-    """The embedder a store was made with, from the model name stored in it.
+    """The embedder a store was made with, from the model name stored in it (the sentence
+    model is one object per process, loaded at its first use).
 
     >>> embedder_for("hash-32").dim
     32
@@ -150,7 +159,7 @@ def embedder_for(name: str) -> Embedder:
     384
     """
     if name == SentenceTransformerEmbedder.name:
-        return SentenceTransformerEmbedder()
+        return _shared_model()
     match = _HASH_NAME.fullmatch(name)
     if match:
         return HashEmbedder(int(match.group(1)))
