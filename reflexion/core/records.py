@@ -29,7 +29,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: JSON) -> Self:
-        hints = _hints(cls)
+        hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable
         kwargs = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.name in data:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from statistics import NormalDist
 
 import numpy as np
@@ -52,7 +53,7 @@ def mcnemar_p(won: int, lost: int) -> float:
     if n == 0 or won == lost:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(least + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, float(Fraction(2 * tail, 2**n)))  # a Fraction: 2**n overflows a float
 
 
 def compare_paired(a: Mapping[str, bool], b: Mapping[str, bool]) -> Paired:

@@ -27,8 +27,9 @@ from starlette.routing import Route
 from reflexion.web.attempts import task_page
 from reflexion.web.index import SORTS, runs_page
 from reflexion.web.layout import ICON, link, page, tag, url
-from reflexion.web.memories import Filters, forget_lesson, lesson_page, memory_page, search_page
+from reflexion.web.memories import Filters, forget_lesson, lesson_page, memory_page
 from reflexion.web.runs import PLOTS, not_found_page, run_page
+from reflexion.web.search import search_page
 from reflexion.web.side_by_side import diff_page
 from reflexion.web.site import NotFound, Site
 

@@ -115,27 +115,6 @@ def warm(embedder: str) -> None:
     threading.Thread(target=load, name=f"warm {embedder}", daemon=True).start()
 
 
-def search_page(site: Site, name: str, filters: Filters) -> str:
-    """The lessons most similar to `filters.query` among those the filters admit, in a section
-    the memory page fetches once the page is shown (the first search in a server loads the
-    embedding model, seconds that must not hold back the page)."""
-    check_kind(filters)
-    crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
-    embedder = str(site.config(name).get("embedder") or "") or DEFAULT_EMBEDDER
-    if not filters.query:
-        return page(f"Search the memory of {name}", tag("p", "Nothing to search for."))
-    try:
-        with sources_of(site, name) as stores:
-            try:
-                chosen = filters.chosen(stores, f"the memory of run {name!r}")
-            except UsageError as exc:
-                raise NotFound(str(exc)) from None
-            hits = _hits(name, stores, filters.query, embedder, chosen)
-    except (UsageError, StoreError) as exc:
-        hits = [tag("p", str(exc), cls="note")]
-    return page(f"Search the memory of {name}", tag("section", *hits, id="hits"), crumbs=crumbs)
-
-
 def _searching(name: str, filters: Filters) -> Html:
     """Where the hits go: a note that counts the seconds until the search page answers, then
     its section in place of this one (without scripts: a link to it)."""
