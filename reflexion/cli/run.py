@@ -130,7 +130,7 @@ def print_more(report: Report) -> None:
     from reflexion.report.signals import format_signals
 
     if report.spent:
-        print(report.spent)
+        print(f"\n{report.spent}")
     if report.pairs:
         print(f"\npaired, on the same tasks:\n{format_pairs(report.pairs)}")
     if any(s.signal != "visible" for s in report.signals):
