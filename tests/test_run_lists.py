@@ -203,6 +203,7 @@ def test_a_reused_answer_costs_each_strategy_its_time_and_the_run_its_time_once(
     assert all(seconds >= 4 * DELAY for seconds in wall.values()), wall
     spent = json.loads((out / "config.json").read_text())["spent_s"]
     assert 4 * DELAY <= spent < sum(wall.values())  # each answer was computed once
+    assert results.headline.startswith("no strategy differed")  # as `report` prints it first
     out_text = report(out, capsys)
     assert (
         f"wall time spent: {spent:.1f} s (a reused answer is charged to each strategy" in out_text
