@@ -13,6 +13,7 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Kind, TaskResult
+from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing
 from reflexion.report.build import (
     BY_EPISODE,
@@ -54,7 +55,7 @@ def run_page(site: Site, name: str, verdict: str = "", strategy: str = "") -> st
         cost = Pricing(None, str(exc))
     summaries = summarize(results, order, config.get("episodes"), RESAMPLES, pricing=cost)
     crumbs = [(url("runs", name), name)]
-    state = site.state(name).note()
+    state = run_state(site.run(name), config, results).note()
     if not results:
         waiting = tag("p", "No trial has finished in this run yet.", cls="note")
         status = [tag("p", state, cls="state")] if state else []
