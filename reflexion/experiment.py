@@ -28,9 +28,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from reflexion.core.protocols import Actor, Env, Memory
-from reflexion.core.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder, run_state
 from reflexion.report.build import Report, run_pricing, write_report
 from reflexion.report.folders import trial_record
+from reflexion.report.headline import headline
 from reflexion.report.paired import Pair, all_pairs
 from reflexion.report.summary import Summary, format_table, summarize
 from reflexion.runner.config import RunConfig
@@ -73,6 +74,18 @@ class Results(RunResults):
     def table(self) -> str:
         """The comparison table, as `reflexion compare` prints it."""
         return format_table(self.summaries)
+
+    @property
+    def headline(self) -> str:
+        """What the comparison found, in one line, as `reflexion compare` prints it first.
+
+        >>> results.headline                                   # doctest: +SKIP
+        'reflexion beat single by +50.0 points on 16 tasks (8 won, 0 lost, p = 0.0078), ...'
+        """
+        if self.report is not None:
+            return self.report.headline
+        state = run_state(self.folder, dict(self.config), self).note() if self.folder else ""
+        return headline(self.summaries, self.pairs, state)
 
     @property
     def files(self) -> list[Path]:

@@ -69,6 +69,7 @@ def records(folder: Path) -> tuple[list[str], list[str]]:
                 row.pop(key, None)
             row.get("data", {}).pop("at", None)
             row.get("data", {}).pop("reused", None)
+            row.get("data", {}).pop("alone_s", None)  # a reused answer's time: as `reused`
             if row.get("kind") == "remember":
                 row["data"].pop("id", None)
             for hit in row.get("data", {}).get("hits", []):

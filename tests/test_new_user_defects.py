@@ -59,7 +59,7 @@ def test_a_resume_with_fewer_strategies_reports_the_whole_folder(
     assert main([*argv, "--strategies", "single"]) == 0  # resumes: nothing to run
     printed, err = capsys.readouterr()
     assert f"{out} also holds trials of reflexion: the comparison and the report cover" in err
-    rows = [line.split()[0] for line in printed.split("\n\n")[0].splitlines()[1:]]
+    rows = [line.split()[0] for line in printed.split("\n\n")[0].splitlines()[2:]]  # headline
     assert rows == ["single", "reflexion"]  # the table covers what the folder holds
     saved = json.loads((out / "comparison.json").read_text())
     assert [s["strategy"] for s in saved["strategies"]] == ["single", "reflexion"]

@@ -59,7 +59,7 @@ def test_the_table_shows_tokens_per_trial_and_the_cost_at_the_price(
     run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = report(run_dir, capsys)
-    header = re.split(r"\s{2,}", out.splitlines()[0].strip())
+    header = re.split(r"\s{2,}", out.splitlines()[1].strip())  # under the headline
     assert header[6:8] == ["tok/trial", "tok/solved"] and header[10] == "cost"
     comparison = json.loads((run_dir / "comparison.json").read_text())
     assert comparison["price"] == {"input": 2.5, "output": 10.0, "source": "--price 2.5,10"}

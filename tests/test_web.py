@@ -58,6 +58,7 @@ def test_hostile_text_is_shown_as_text_everywhere(run_dir: Path) -> None:
     pages = [web.get("/runs/hostile/tasks/k0").text, memory]
     pages.append(web.get(f"/runs/hostile/memory/{lesson_ids(memory)[0]}").text)
     pages.append(web.get("/runs/hostile/memory", params={"q": HOSTILE}).text)
+    pages.append(web.get("/runs/hostile/search", params={"q": HOSTILE}).text)
     for page in pages:
         assert "<script>window" not in page and "<img src=x" not in page
         assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in page
@@ -69,7 +70,9 @@ def test_memory_lists_lessons_with_credit_and_searches_by_similarity(run_dir: Pa
     ids = lesson_ids(page)
     assert len(set(ids)) == 2 and "lessons in" in page  # one lesson per task (2 episodes)
     assert "recalled 1: " in page or "never recalled" in page
-    found = web.get("/runs/hostile/memory", params={"q": "apple cloud try"}).text
+    waiting = web.get("/runs/hostile/memory", params={"q": "apple cloud try"}).text
+    assert 'data-src="/runs/hostile/search?q=apple%20cloud%20try"' in waiting  # fetched after
+    found = web.get("/runs/hostile/search", params={"q": "apple cloud try"}).text
     assert "Most similar to" in found and "similarity" in found
 
 
@@ -215,9 +218,10 @@ def test_the_memory_page_filters_by_kind(kinds_dir: Path) -> None:
     assert set(exemplars) == {i for i, k in every.items() if k == "exemplar"}
     assert kinds_of(web.get("/runs/kinds/memory", params={"kind": "item"}).text) == {}
     found = web.get("/runs/kinds/memory", params={"kind": "rule", "q": "apple river"}).text
-    hits = found.split("Most similar to")[1].split("lessons of kind")[0]
-    assert "rule (3 votes)" in hits and "exemplar" not in hits  # the search keeps the kind
     assert '<option value="rule" selected="selected">rule</option>' in found  # the form keeps it
+    hits = web.get("/runs/kinds/search", params={"kind": "rule", "q": "apple river"}).text
+    hits = hits.split("Most similar to")[1]
+    assert "rule (3 votes)" in hits and "exemplar" not in hits  # the search keeps the kind
     bad = web.get("/runs/kinds/memory", params={"kind": "<b>rules"})
     assert bad.status_code == 404 and "kind must be one of reflection, exemplar, rule" in bad.text
     assert "<b>rules" not in bad.text

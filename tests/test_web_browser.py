@@ -57,7 +57,7 @@ def test_a_user_searches_the_memory_then_forgets_a_lesson_after_confirming(
     assert page.get_by_role("heading", name="2 lessons in", exact=False).is_visible()
     page.get_by_placeholder("search lessons").fill("apple cloud try")
     follow(page, "Search", role="button")
-    assert page.get_by_role("heading", name="Most similar to", exact=False).is_visible()
+    page.get_by_role("heading", name="Most similar to", exact=False).wait_for()  # fetched
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "web-memory.png"), full_page=True)
     follow_first(page, "table.hits a")

@@ -9,8 +9,10 @@
 
 Greedy calls are deterministic, so an identical greedy prompt is answered once per run and the
 answer reused (e.g. the first answer of `single`, `self-refine` and `reflexion` is one prompt).
-A reused call still counts in the strategy's cost (its tokens and calls are what the strategy
-would spend on its own); it is marked `reused` in the trace, with the time it really took: 0.
+A reused call still counts in the strategy's cost (its tokens, calls and time are what the strategy
+would spend on its own: `alone_s`, the time of the call that made the answer); it is marked
+`reused` in the trace, with the time it really took (`latency_s`: none, or the wait for an
+identical call under way).
 
 A call that fails transiently (timeout, lost connection, 429, 5xx) is retried
 (reflexion.actor.backoff); one that fails for good is recorded on the attempt as `Call.error`, and
@@ -45,6 +47,7 @@ from reflexion.core.records import (
     Reflection,
     Task,
     Turn,
+    alone_total,
 )
 from reflexion.strategies import LESSONS
 from reflexion.trial.recorded import CALL_INFO
@@ -247,6 +250,7 @@ class ChatActor:
             return await self._invoke(role, prompt, messages, params, chat)
         # subtle: which model answers is part of the key (a curator's reply is not the model's)
         key = json.dumps([[m.role, m.content] for m in prompt] + [params, id(chat)])
+        asked = time.perf_counter()
         call, reused = await self.cache.get_or_call(
             key, lambda: self._invoke(role, prompt, messages, params, chat)
         )
@@ -258,10 +262,11 @@ class ChatActor:
             call.output,
             call.input_tokens,
             call.output_tokens,
-            0.0,
+            time.perf_counter() - asked,  # the wait for an identical call still under way
             call.error,
             cached_tokens=call.cached_tokens,
             reused=True,
+            alone_s=call.latency_s,
         )
 
     async def _invoke(
@@ -323,6 +328,7 @@ def added(before: Call, after: Call, rounds: int) -> Call:
         input_tokens=before.input_tokens + after.input_tokens,
         output_tokens=before.output_tokens + after.output_tokens,
         latency_s=before.latency_s + after.latency_s,
+        alone_s=alone_total([before, after]),
         cached_tokens=before.cached_tokens + after.cached_tokens,
         retries=before.retries + after.retries,
         reused=before.reused and after.reused,

@@ -47,6 +47,7 @@ from reflexion.core.records import (
     Reflection,
     Task,
     Turn,
+    alone_total,
 )
 
 PLAY_SYSTEM = (
@@ -158,6 +159,7 @@ class RolloutActor:
             sample=play.sample,
             shortened=len(refused),
             latency_s=call.latency_s + sum(c.latency_s for c in refused),
+            alone_s=None if call.alone_s is None else call.alone_s + sum(c.alone for c in refused),
         )
 
 
@@ -227,6 +229,7 @@ def _total(role: str, transcript: str, calls: list[Call]) -> Call:
         input_tokens=sum(c.input_tokens for c in calls),
         output_tokens=sum(c.output_tokens for c in calls),
         latency_s=sum(c.latency_s for c in calls),
+        alone_s=alone_total(calls),
         error=error,
         cached_tokens=sum(c.cached_tokens for c in calls),
         reused=bool(calls) and all(c.reused for c in calls),

@@ -53,6 +53,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.price is not None:
         config = config | {"price": args.price}  # comparison.json records it; config.json stays
     report = write_report(folder, results, config)
+    print(report.headline)
     print(format_table(report.summaries))
     print_more(report)
     print(f"report: {report.files[-1]}")

@@ -101,6 +101,7 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
     elif args.command == "compare":
         # the whole folder: a resume that asked for fewer strategies keeps the others' rows
         report = write_report(out, RunFolder(out).results(), saved)
+        print(report.headline)
         print(format_table(report.summaries))
         print_more(report)
         print(f"comparison: {report.files[0]}\nreport: {report.files[-1]}")
@@ -120,13 +121,16 @@ def _note(line: str) -> None:
 
 
 def print_more(report: Report) -> None:
-    """Under the main table: the paired comparisons (two strategies or more), how the
-    visible signal did against held-out when the model's own tests were part of it, and what
-    memory cost and did (reflexion.report.memory) when the trace tells."""
+    """Under the main table: the wall time the run really took, the paired comparisons (two
+    strategies or more), how the visible signal did against held-out when the model's own tests
+    were part of it, and what memory cost and did (reflexion.report.memory) when the trace
+    tells."""
     from reflexion.report.memory import format_memory
     from reflexion.report.paired import format_pairs
     from reflexion.report.signals import format_signals
 
+    if report.spent:
+        print(f"\n{report.spent}")
     if report.pairs:
         print(f"\npaired, on the same tasks:\n{format_pairs(report.pairs)}")
     if any(s.signal != "visible" for s in report.signals):

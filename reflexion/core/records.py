@@ -10,8 +10,10 @@ Every record serializes itself to a JSON-ready dict and back:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Self
@@ -27,12 +29,19 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: JSON) -> Self:
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable
         kwargs = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.name in data:
                 kwargs[f.name] = _revive(hints[f.name], data[f.name])
         return cls(**kwargs)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A record class's field types, resolved once (resolving them per record was most of the
+    time it took to read a long trace)."""
+    return typing.get_type_hints(cls)
 
 
 def _revive(hint: Any, value: Any) -> Any:
@@ -119,12 +128,32 @@ class Call(Record):
     llm: bool = True  # False for scripted actors (quadratic): not counted as LLM calls
     cached_tokens: int = 0  # prompt tokens the runtime served from its KV cache
     reused: bool = False  # answered from the run's cache of identical greedy calls
+    # what the call would have taken alone (a reused answer: the time of the call that made
+    # it); None: its latency_s. A trial's wall time charges this, as its tokens are charged
+    alone_s: float | None = None
     retries: int = 0  # tries after the first (transient failures: timeouts, 429, 5xx)
     memory_tokens: int = 0  # memory text in the prompt, in tokens (actor.memory_text)
     sample: int = 0  # a candidate's sample number: 0 greedy, n > 0 at --temperature, seeded by n
     shortened: int = 0  # a game play's prompts refused as over the context, asked again shorter
     code_rounds: int = 0  # answers asked again after the reply's program ran (--code-rounds)
     left_out: tuple[str, ...] = ()  # recalled lessons --memory-tokens kept out of the prompt
+
+    @property
+    def alone(self) -> float:
+        """The seconds this call is charged: what it would have taken alone."""
+        return self.latency_s if self.alone_s is None else self.alone_s
+
+
+def alone_total(calls: Sequence[Call]) -> float | None:
+    """`alone_s` of one call made of `calls` (a rollout, a code round): None when none was
+    reused, so the sum of their latencies stands.
+
+    >>> alone_total([Call("act", (), "", latency_s=2.0), Call("act", (), "", alone_s=3.0)])
+    5.0
+    """
+    if all(c.alone_s is None for c in calls):
+        return None
+    return sum(c.alone for c in calls)
 
 
 @dataclass(frozen=True)
@@ -388,7 +417,7 @@ class TaskResult(Record):
     llm_calls: int
     input_tokens: int
     output_tokens: int
-    wall_s: float
+    wall_s: float  # what the trial would take alone: a reused answer at its own call's time
     reused_calls: int = 0  # LLM calls answered from the run's greedy-call cache (still counted)
     curve: tuple[Point, ...] = ()
     errors: tuple[str, ...] = ()

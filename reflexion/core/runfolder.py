@@ -4,7 +4,8 @@ Writing is append-only and flushed per record, so a killed run loses at most the
 writing. A half-written last line is dropped (and cut off the file before the next append).
 Re-opening a folder resumes it: finished task x strategy x seed trials are skipped, and the trace
 of trials that were cut off is moved to trace.interrupted.jsonl, so trace.jsonl holds each
-finished trial's steps exactly once.
+finished trial's steps exactly once. While a run writes the folder it holds running.json (its
+process and host), so a reader can tell a run still going from one that stopped (`run_state`).
 
     >>> folder = RunFolder(Path("runs/demo"))          # doctest: +SKIP
     >>> done = {r.key for r in folder.results()}        # doctest: +SKIP
@@ -12,9 +13,13 @@ finished trial's steps exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,6 +34,7 @@ CONFIG, TRACE, RESULTS, INTERRUPTED = (
     "results.jsonl",
     "trace.interrupted.jsonl",
 )
+RUNNING = "running.json"  # held while a run writes the folder: its process, host and start
 
 
 class RunFolder:
@@ -134,6 +140,80 @@ class RunFolder:
                 log.close()
         self._trace = self._results = None
 
+    def hold(self) -> None:
+        """Mark the folder as being written by this process (see `run_state`)."""
+        mark = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        try:
+            (self.path / RUNNING).write_text(json.dumps(mark) + "\n", encoding="utf-8")
+        except OSError as exc:
+            msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
+            raise UsageError(msg) from None
+
+    def release(self) -> None:
+        """The run is over (finished, stopped or failed): no process writes the folder now."""
+        with contextlib.suppress(OSError):
+            (self.path / RUNNING).unlink()
+
+
+@dataclass(frozen=True)
+class RunState:
+    """How far a run folder got: `done` of `planned` trials (None: a folder from before the
+    plan was recorded, which counts the trials each strategy would have had), and whether a
+    process is writing it now (`running`).
+
+    >>> RunState(done=2, planned=5, running=True).note()
+    'in progress: 2 of 5 trials'
+    >>> RunState(done=2, planned=5, running=False).note()
+    'stopped at 2 of 5 trials'
+    >>> RunState(done=5, planned=5, running=False).note()
+    ''
+    """
+
+    done: int
+    planned: int | None
+    running: bool
+
+    @property
+    def finished(self) -> bool:
+        return not self.running and (self.planned is None or self.done >= self.planned)
+
+    def note(self) -> str:
+        """One line for a run still going or stopped before its end ("" for a finished one)."""
+        if self.finished:
+            return ""
+        of = f"{self.done} of {self.planned}" if self.planned is not None else str(self.done)
+        return f"in progress: {of} trials" if self.running else f"stopped at {of} trials"
+
+
+def run_state(path: Path, config: JSON | None, results: Sequence[TaskResult]) -> RunState:
+    """The state of the run folder `path`, from its config.json (`planned`: the run records
+    tasks x strategies x seeds), its `results` and the mark of the process writing it."""
+    planned = config.get("planned") if config else None
+    if not isinstance(planned, int):  # written before the plan was recorded: every strategy
+        # should have each task and seed seen
+        names = {*(config or {}).get("strategies", ()), *(r.strategy for r in results)}
+        planned = len(names) * len({(r.task_id, r.seed) for r in results}) or None
+    return RunState(len({r.key for r in results}), planned, _held(path / RUNNING))
+
+
+def _held(mark: Path) -> bool:
+    """Whether a live process holds the folder: its mark names this host and a pid that runs
+    (a run killed outright leaves its mark behind), or another host (which we cannot ask)."""
+    try:
+        held = json.loads(mark.read_text(encoding="utf-8"))
+        pid, host = int(held["pid"]), str(held["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
 
 def not_a_run(folder: Path) -> str:
     """Why `folder` has no results to read: it is missing, or it holds no finished trial."""
@@ -146,6 +226,8 @@ def not_a_run(folder: Path) -> str:
 # memory, web) rely on. None is allowed for every one: an unset setting.
 _KINDS: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("episodes", "seeds", "tasks", "k", "stream_seed", "task_tokens"), (int,)),
+    "planned": (int,),
+    "spent_s": (int, float),
     **dict.fromkeys(("run_id", "env", "model", "order", "rank", "price", "version"), (str,)),
     **dict.fromkeys(("memory", "memory_backend", "memory_mode", "chroma_url", "agent"), (str,)),
     **dict.fromkeys(("sandbox", "loads"), (dict,)),

@@ -21,8 +21,10 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Step, TaskResult
+from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing, pricing
 from reflexion.report.folders import run_steps
+from reflexion.report.headline import headline, spent
 from reflexion.report.memory import MemoryUse, memory_tables, memory_use
 from reflexion.report.pages import Page, Table, render_html, render_markdown
 from reflexion.report.paired import PAIR_COLUMNS, PAIRED_TEXT, Pair, all_pairs, pair_rows
@@ -100,6 +102,8 @@ class Report:
     files: list[Path]  # comparison.json, the PNGs, report.md, report.html
     stream: list[StreamCurve] = dataclasses.field(default_factory=list)  # --order stream
     memory: MemoryUse = MemoryUse()  # from the trace: memory's share, refining, lessons written
+    headline: str = ""  # what the comparison found, in one line (reflexion.report.headline)
+    spent: str = ""  # the wall time the run really took, as a line ("" when not recorded)
 
 
 def write_report(
@@ -125,6 +129,8 @@ def write_report(
     stream = _stream(config, results)
     subtitle = _subtitle(config, results)
     memory = memory_use(run_steps(folder) if steps is None else steps, results, order)
+    state = run_state(folder, config, results).note()
+    lines = (headline(summaries, pairs, state), spent(config))
     try:
         paths = [write_comparison(folder, summaries, pairs, signals, config, stream, memory, cost)]
         series = [(s.strategy, s.by_episode) for s in summaries]
@@ -137,13 +143,14 @@ def write_report(
             order = "the env's order" if seed is None else f"shuffled by seed {seed}"
             paths.append(plot_by_position(folder / BY_POSITION, stream, f"{subtitle} · {order}"))
         page = _page(config, results, summaries, (pairs, signals, stream, memory), paths[1:])
+        page = dataclasses.replace(page, headline=lines[0], under=[u for u in lines[1:] if u])
         for name, text in ((REPORT_MD, render_markdown(page)), (REPORT_HTML, render_html(page))):
             (folder / name).write_text(text, encoding="utf-8")
             paths.append(folder / name)
     except OSError as exc:
         msg = f"cannot write the report in {folder}: {exc.strerror or exc}"
         raise UsageError(msg) from None
-    return Report(summaries, pairs, signals, paths, stream, memory)
+    return Report(summaries, pairs, signals, paths, stream, memory, *lines)
 
 
 def _stream(config: dict[str, Any], results: Sequence[TaskResult]) -> list[StreamCurve]:

@@ -29,7 +29,9 @@ HOW_TO_READ = (
     "price table's list price of its API model): a local model costs tokens and seconds, not "
     "money. The curves follow the best-so-far candidate: a "
     "trial that stopped early keeps its last state. A trial is one task with one seed; wall "
-    "time is summed over trials, which overlap when run concurrently."
+    "time is summed over trials, which overlap when run concurrently, and charges an answer "
+    "that the run computed once and reused the time it took, to each strategy that used it, as "
+    "its tokens are charged; the line under the table says how long the run really took."
 )
 
 
@@ -50,6 +52,8 @@ class Page:
     images: Sequence[tuple[str, Path]]  # caption, PNG file
     notes: Sequence[str] = ()  # extra sentences under the plots
     tables: Sequence[Table] = ()  # more tables under the results (paired comparisons, ...)
+    headline: str = ""  # what the comparison found, in one line, under the title
+    under: Sequence[str] = ()  # lines under the results table (the wall time really spent)
 
 
 def render_markdown(page: Page) -> str:
@@ -58,10 +62,13 @@ def render_markdown(page: Page) -> str:
     >>> "| self-refine |" in render_markdown(Page("T", [], ("strategy",), [("self-refine",)], []))
     True
     """
-    lines = [f"# {_md(page.title)}", "", "## Config", ""]
+    lines = [f"# {_md(page.title)}", ""]
+    lines += [f"**{_md(page.headline)}**", ""] if page.headline else []
+    lines += ["## Config", ""]
     lines += [f"- **{_md(k)}**: {_md(v)}" for k, v in page.facts]
     lines += ["", "## Results", ""]
     lines += _md_table(page.header, page.rows)
+    lines += [line for u in page.under for line in ("", _md(u))]
     for table in page.tables:
         lines += ["", f"## {_md(table.title)}", ""]
         lines += _md_table(table.header, table.rows)
@@ -98,12 +105,14 @@ def render_html(page: Page) -> str:
         for caption, path in page.images
     )
     notes = "".join(f"<p>{e(n)}</p>" for n in page.notes)
+    headline = f"<p class=headline><strong>{e(page.headline)}</strong></p>" * bool(page.headline)
+    under = "".join(f"<p>{e(u)}</p>" for u in page.under)
     how = e(HOW_TO_READ).replace("**", "")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{e(page.title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{e(page.title)}</h1><h2>Config</h2><table class=facts>{facts}</table>"
-        f"<h2>Results</h2>{_html_table(page.header, page.rows)}{tables}"
+        f"<h1>{e(page.title)}</h1>{headline}<h2>Config</h2><table class=facts>{facts}</table>"
+        f"<h2>Results</h2>{_html_table(page.header, page.rows)}{under}{tables}"
         f"<h2>Plots</h2>{figures}{notes}"
         f"<h2>How to read this</h2><p>{how}</p></body></html>\n"
     )

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 
@@ -45,10 +47,13 @@ def mcnemar_p(won: int, lost: int) -> float:
     >>> mcnemar_p(0, 0), round(mcnemar_p(0, 6), 4)
     (1.0, 0.0312)
     """
-    from scipy.stats import binomtest
-
-    discordant = won + lost
-    return 1.0 if discordant == 0 else float(binomtest(won, discordant, 0.5).pvalue)
+    # binomial(n, 1/2) is symmetric, so the two-sided p is twice the smaller tail (at most 1),
+    # as scipy's binomtest gives it; exact integers, and no scipy import on a page's first load
+    n, least = won + lost, min(won, lost)
+    if n == 0 or won == lost:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(least + 1))
+    return min(1.0, float(Fraction(2 * tail, 2**n)))  # a Fraction: 2**n overflows a float
 
 
 def compare_paired(a: Mapping[str, bool], b: Mapping[str, bool]) -> Paired:
@@ -168,11 +173,9 @@ def tasks_to_separate(won: int, lost: int, tasks: int, alpha: float = 0.05) -> i
     """
     if tasks == 0 or won == lost:
         return None
-    from scipy.stats import norm
-
     disagree = (won + lost) / tasks
     delta = (won - lost) / tasks
-    z_alpha, z_beta = norm.ppf(1 - alpha / 2), norm.ppf(POWER)
+    z_alpha, z_beta = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(POWER)
     n = (z_alpha * disagree**0.5 + z_beta * (disagree - delta**2) ** 0.5) ** 2 / delta**2
     return int(math.ceil(n))
 

@@ -13,7 +13,9 @@ then the comparison the CLI prints and writes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
@@ -40,16 +42,16 @@ async def execute(
 ) -> RunResults:
     """Run (or resume) every trial of `config`; returns the results its trials have in the
     folder, earlier sessions' included (if a budget stopped the run, those so far, and why in
-    `.stopped`). `given` holds the objects a Python
-    caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
-    for what the run loaded, and one for what a resumed run found done."""
+    `.stopped`). `given` holds the objects a Python caller passes for names in the config (see
+    reflexion.experiment.arun); `echo` gets a line for what the run loaded, and one for what a
+    resumed run found done."""
     given = given or Injected()
     if config.executor == "ray":
         from reflexion.runner import cluster
 
         cluster.check(config, given)
     plan = prepare(config, given)
-    joined = False
+    joined, held = False, None
     try:
         if config.executor == "ray":
             joined = cluster.connect(config.ray_address)
@@ -59,7 +61,7 @@ async def execute(
         stream = _stream(plan)
         done = {r.key for r in plan.folder.results()}
         cut_off = plan.folder.unfinished(done)  # a damaged record is refused before any write
-        plan.folder.save_config(plan.saved)  # only once every input has been checked
+        held = _begin(plan)  # only once every input has been checked
         # the store first, then the trace: if undoing fails (a server down) or we die in between,
         # the next resume still finds the cut-off steps; undoing twice is harmless
         _forget_interrupted(cut_off, plan.memories)
@@ -68,13 +70,12 @@ async def execute(
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
         notes = (_fixed_boards(plan), _unmerged(plan), _same_task(plan)) if jobs else ()
-        for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
-            if line is not None and echo is not None:
-                echo(line)
+        _tell(echo, loaded(plan.loads), resume.message(), resume.also(), *notes)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
         cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
     finally:
         plan.folder.close()
+        _end(plan, held)
         close_all(plan.owned)
         if joined:
             cluster.disconnect()
@@ -83,6 +84,36 @@ async def execute(
     results.stopped = budget.stop() if cut else None
     results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
     return results
+
+
+def _tell(echo: Callable[[str], None] | None, *lines: str | None) -> None:
+    """Each line there is, to `echo` (if any)."""
+    for line in lines:
+        if line is not None and echo is not None:
+            echo(line)
+
+
+def _begin(plan: Prepared) -> float:
+    """Save config.json with the trials planned (every strategy the folder holds, on every
+    task and seed), mark the folder as being written, and start the clock of `_end`."""
+    planned = len(plan.saved["strategies"]) * plan.config.seeds * len(plan.tasks)
+    plan.saved["planned"] = planned
+    plan.folder.save_config(plan.saved)
+    plan.folder.hold()
+    return time.monotonic()
+
+
+def _end(plan: Prepared, held: float | None) -> None:
+    """The session is over (`held`: when `_begin` started it; None: it never did): add its
+    time to config.json's `spent_s`, the wall time the run really took however its trials
+    shared answers (each trial's `wall_s` is what it would take alone), and unmark the folder."""
+    if held is None:
+        return
+    spent = float(plan.saved.get("spent_s") or 0.0) + time.monotonic() - held
+    plan.saved["spent_s"] = round(spent, 3)
+    with contextlib.suppress(UsageError):  # a folder made read-only meanwhile keeps its config
+        plan.folder.save_config(plan.saved)
+    plan.folder.release()
 
 
 def _fixed_boards(plan: Prepared) -> str | None:

@@ -50,8 +50,11 @@ if TYPE_CHECKING:
 ActorFor = Callable[[int], Actor]  # seed -> the actor of that seed's trials
 
 # What config.json holds beside RunConfig's fields: when the folder was made and by which
-# version, what held the generated code, the task order of --order stream, the one-time loads.
-SAVED_KEYS = frozenset({"created", "version", "sandbox", "stream_order", "loads"})
+# version, what held the generated code, the task order of --order stream, the one-time loads,
+# the trials planned (tasks x strategies x seeds) and the seconds its sessions ran trials.
+SAVED_KEYS = frozenset(
+    {"created", "version", "sandbox", "stream_order", "loads", "planned", "spent_s"}
+)
 
 
 @dataclass(frozen=True)

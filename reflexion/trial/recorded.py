@@ -73,6 +73,8 @@ class TrialCounters:
     best_passed: bool = False  # the best candidate's held-out verdict
     any_passed: bool = False
     start: float = field(default_factory=time.perf_counter)
+    # seconds a reused answer is charged beyond the time it took (see Call.alone_s)
+    reused_s: float = 0.0
 
     @property
     def tokens(self) -> int:
@@ -145,6 +147,7 @@ class RecordedTrial:
             self.counters.reused += done.reused
         self.counters.input_tokens += done.input_tokens
         self.counters.output_tokens += done.output_tokens
+        self.counters.reused_s += done.alone - done.latency_s
         if done.error:
             self.counters.errors.append(f"episode {episode} {done.role}: {done.error}")
         self._log(episode, done.role, prompt=done.prompt, output=done.output, call=done)
@@ -351,7 +354,8 @@ class RecordedTrial:
             llm_calls=self.counters.calls,
             input_tokens=self.counters.input_tokens,
             output_tokens=self.counters.output_tokens,
-            wall_s=round(time.perf_counter() - self.counters.start, 4),
+            # as tokens are: what the strategy would spend alone (reused answers at their cost)
+            wall_s=round(time.perf_counter() - self.counters.start + self.counters.reused_s, 4),
             reused_calls=self.counters.reused,
             curve=self._final_curve(),
             errors=tuple(self.counters.errors),
@@ -379,6 +383,7 @@ class RecordedTrial:
                     "reused": call.reused,
                     "retries": call.retries,
                 }
+                | ({"alone_s": round(call.alone_s, 4)} if call.alone_s is not None else {})
                 | ({"memory_tokens": call.memory_tokens} if call.memory_tokens else {})
                 | ({"sample": call.sample} if call.sample else {})
                 | ({"shortened": call.shortened} if call.shortened else {})

@@ -26,9 +26,10 @@ from starlette.routing import Route
 
 from reflexion.web.attempts import task_page
 from reflexion.web.index import SORTS, runs_page
-from reflexion.web.layout import link, page, tag, url
+from reflexion.web.layout import ICON, link, page, tag, url
 from reflexion.web.memories import Filters, forget_lesson, lesson_page, memory_page
 from reflexion.web.runs import PLOTS, not_found_page, run_page
+from reflexion.web.search import search_page
 from reflexion.web.side_by_side import diff_page
 from reflexion.web.site import NotFound, Site
 
@@ -44,11 +45,13 @@ def make_app(site: Site, hosts: Sequence[str] = LOCAL_HOSTS) -> Starlette:
     pages = Pages(site)
     routes = [
         Route("/", pages.index),
+        Route("/favicon.ico", favicon),
         Route("/diff", pages.diff),
         Route("/runs/{run}", pages.run),
         Route("/runs/{run}/plots/{file}", pages.plot),
         Route("/runs/{run}/tasks/{task:path}", pages.task),
         Route("/runs/{run}/memory", pages.memory),
+        Route("/runs/{run}/search", pages.search),
         Route("/runs/{run}/memory/{rid}", pages.lesson),
         Route("/runs/{run}/memory/{rid}/forget", pages.forget, methods=["GET", "POST"]),
     ]
@@ -100,11 +103,14 @@ class Pages:
         return HTMLResponse(task_page(self.site, name, task_id, int(seed), show))
 
     def memory(self, request: Request) -> Response:
-        given = {k: request.query_params.get(k, "").strip() for k in ("kind", "strategy", "task")}
-        filters = Filters(**given, query=request.query_params.get("q", "").strip())
+        filters = _filters(request)
         forgot = request.query_params.get("forgot", "")
         note = f"Forgot lesson {forgot}; it stays in its history." if forgot else ""
         return HTMLResponse(memory_page(self.site, _at(request, "run"), filters, note))
+
+    def search(self, request: Request) -> Response:
+        """The hits of the memory page's search, which the page fetches once it is shown."""
+        return HTMLResponse(search_page(self.site, _at(request, "run"), _filters(request)))
 
     def lesson(self, request: Request) -> Response:
         return HTMLResponse(lesson_page(self.site, _at(request, "run"), _at(request, "rid")))
@@ -126,6 +132,16 @@ class Pages:
             msg = f"no lesson {rid!r} stored in the memory of run {name!r}"
             raise NotFound(msg)
         return RedirectResponse(url("runs", name, "memory", forgot=rid), status_code=303)
+
+
+def favicon(request: Request) -> Response:
+    """The tab's icon (browsers ask for /favicon.ico whatever the page names)."""
+    return Response(ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
+def _filters(request: Request) -> Filters:
+    given = {k: request.query_params.get(k, "").strip() for k in ("kind", "strategy", "task")}
+    return Filters(**given, query=request.query_params.get("q", "").strip())
 
 
 def _at(request: Request, key: str) -> str:

@@ -1,18 +1,20 @@
-"""The list of runs, as a dashboard: each run's best strategy, every strategy's held-out pass
-rate, its tokens and date, sortable by any of them (`/?sort=best&desc=1`, the header's links);
+"""The list of runs, as a dashboard: each run's best strategy (or a tie), every strategy's held-out
+pass rate, its tokens and date, sortable by any of them (`/?sort=best&desc=1`, the header's links);
+a run still going or stopped before its end says how far it got ("in progress: 2 of 5 trials");
 a warning on a folder `compare` would refuse to resume (written by a newer version, or with a
 setting this version does not know); and a form that sets two runs side by side (/diff)."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import TaskResult
-from reflexion.core.runfolder import RunFolder
+from reflexion.core.runfolder import RunFolder, run_state
 from reflexion.web.layout import Html, join, link, page, table, tag, url
 from reflexion.web.site import Site
 
@@ -24,19 +26,32 @@ class RunRow:
     name: str
     config: dict[str, Any] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)  # strategy -> final pass rate
+    counts: dict[str, int] = field(default_factory=dict)  # strategy -> trials finished
     tokens: int = 0
     trials: int = 0
     tasks: int = 0
     warning: str = ""
     error: str = ""
+    state: str = ""  # a run still going or stopped before its end: "in progress: 2 of 5 trials"
 
     @property
     def best(self) -> tuple[str, float] | None:
-        """The strategy with the highest final pass rate (the first listed, on a tie)."""
+        """The highest final pass rate and who had it: a strategy, or on a tie all that share
+        it ("tie: a, b", or "tie: all 3 strategies" when no strategy did better than another)."""
         if not self.rates:
             return None
-        name = max(self.rates, key=lambda s: self.rates[s])
-        return name, self.rates[name]
+        top = max(self.rates.values())
+        names = [s for s, v in self.rates.items() if v == top]
+        if len(names) == 1:
+            return names[0], top
+        return (
+            "tie: "
+            + (
+                f"all {len(names)} strategies"
+                if len(names) == len(self.rates)
+                else ", ".join(names)
+            )
+        ), top
 
     @property
     def created(self) -> float:
@@ -57,10 +72,12 @@ def read_row(site: Site, name: str) -> RunRow:
         name,
         config,
         {s: v for s, v in rates.items() if v is not None},
+        Counter(r.strategy for r in results),
         sum(r.input_tokens + r.output_tokens for r in results),
         len(results),
         len({r.task_id for r in results}),
         refusal(site, name, config),
+        state=run_state(site.run(name), config, results).note(),
     )
 
 
@@ -104,12 +121,18 @@ def runs_page(site: Site, sort: str = "date", desc: bool = True) -> str:
 def _cells(r: RunRow) -> list[object]:
     best = r.best
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created)) if r.created else ""
-    rates = [f"{s} {v:.1%}" for s, v in r.rates.items()]
+    # a run not at its end: each rate with its trials, which differ by strategy
+    counts = r.counts if r.state else {}
+    rates = [
+        f"{s} {v:.1%}" + (f" ({counts[s]} trials)" if s in counts else "")
+        for s, v in r.rates.items()
+    ]
     warn = (
         tag("span", "\u26a0 compare would refuse it: ", r.warning, cls="warn") if r.warning else ""
     )
+    state = tag("div", r.state, cls="state") if r.state else ""
     return [
-        link(url("runs", r.name), r.name),
+        join([link(url("runs", r.name), r.name), state]),
         "" if best is None else join([tag("strong", f"{best[1]:.1%}"), f" {best[0]}"]),
         r.config.get("env", "?"),
         r.config.get("model") or "none",

@@ -66,10 +66,18 @@ def page(title: str, *body: object, crumbs: Sequence[tuple[str, str]] = ()) -> s
     trail = join([link("/", "runs"), *(link(href, text) for href, text in crumbs)], " / ")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(title)} · reflexion</title><style>{STYLE}</style></head><body>"
+        f"<title>{esc(title)} · reflexion</title>{ICON_LINK}<style>{STYLE}</style></head><body>"
         f"<nav>{trail}</nav><h1>{esc(title)}</h1>{join(body)}</body></html>\n"
     )
 
+
+# a loop of an arrow (generate, score, reflect), in the pass colour: the tab's icon
+ICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="5.5" '
+    b'fill="none" stroke="#1a7f37" stroke-width="2.5"/><path d="M11 1l4 4-5 1z" fill="#1a7f37"/>'
+    b"</svg>"
+)
+ICON_LINK = '<link rel="icon" href="/favicon.ico" type="image/svg+xml">'
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:90rem;margin:1.5rem auto;padding:0 1rem;"

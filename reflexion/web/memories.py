@@ -1,7 +1,8 @@
 """A run's memory on the page: every lesson with its kind (a rule with its votes), provenance,
 credit and flag, filtered as `reflexion memory list` filters (`?kind=rule&strategy=insights&
 task=words/w1`) and counted as it counts, store by store, with the total over the run's stores
-and each kind's share of it; a search by similarity, within the filters; and one lesson's page
+and each kind's share of it; a search by similarity, within the filters (fetched once the page is
+shown, since the first search loads the embedding model); and one lesson's page
 (the episodes that recalled it, the lessons merged into it, its history). With --allow-edit, a
 lesson can be forgotten after a confirmation; it stays in its history, as with `reflexion memory
 forget`."""
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,9 +81,7 @@ def memory_page(site: Site, name: str, filters: Filters, note: str = "") -> str:
     """The lessons of run `name` that `filters` admit, counted store by store as `reflexion
     memory list` counts them, and those most similar to the query; an unknown kind, strategy
     or task is a 404 page that names the known ones."""
-    if filters.kind and filters.kind not in KINDS:
-        msg = f"kind must be one of {', '.join(KINDS)}, got {filters.kind[:40]!r}"
-        raise NotFound(msg)
+    check_kind(filters)
     crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
     body: list[object] = [tag("p", note, cls="note")] if note else []
     try:
@@ -91,14 +92,64 @@ def memory_page(site: Site, name: str, filters: Filters, note: str = "") -> str:
                 raise NotFound(str(exc)) from None
             body += [_filter_form(name, stores, filters), _counts(stores, chosen)]
             body.append(_kinds(name, stores, filters, chosen))
+            warm(str(site.config(name).get("embedder") or "") or DEFAULT_EMBEDDER)
             if filters.query:
-                embedder = str(site.config(name).get("embedder") or "")
-                body += _hits(name, stores, filters.query, embedder, chosen)
+                body.append(_searching(name, filters))
             for store in stores:
                 body += _lessons(name, store, chosen, filters)
     except (UsageError, StoreError) as exc:
         body.append(tag("p", str(exc), cls="note"))
     return page(f"Memory of {name}", *body, crumbs=crumbs)
+
+
+@functools.cache
+def warm(embedder: str) -> None:
+    """Load the embedding model in the background, once per server: a page of lessons is
+    shown while it loads, and a search made after it does not wait for it."""
+    from memory.embedders import embedder_for
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # noqa: BLE001 - the search itself will say why
+            embedder_for(embedder).embed(["warm-up"])
+
+    threading.Thread(target=load, name=f"warm {embedder}", daemon=True).start()
+
+
+def _searching(name: str, filters: Filters) -> Html:
+    """Where the hits go: a note that counts the seconds until the search page answers, then
+    its section in place of this one (without scripts: a link to it)."""
+    src = url("runs", name, "search", **filters.query_string())
+    note = "searching… (the first search loads the embedding model, which takes a few seconds)"
+    return tag(
+        "section",
+        tag("p", note, cls="note searching", role="status"),
+        tag("noscript", link(src, "Show the lessons most similar to the search")),
+        FETCH_HITS,
+        id="hits",
+        data_src=src,
+    )
+
+
+# fetch the search page and put its section in place of the note; count the seconds meanwhile
+FETCH_HITS = Html(
+    "<script>(async () => {const box = document.currentScript.parentElement;"
+    "const note = box.querySelector('.searching'); const text = note.textContent;"
+    "const start = Date.now(); const tick = setInterval(() => {note.textContent = text + ' ' +"
+    " Math.round((Date.now() - start) / 1000) + ' s';}, 1000);"
+    "try {const answer = await fetch(box.dataset.src);"
+    "const doc = new DOMParser().parseFromString(await answer.text(), 'text/html');"
+    "const found = doc.getElementById('hits');"
+    "if (found) {box.replaceWith(found);} else {note.textContent = 'the search failed: ' +"
+    " answer.status;}} catch (e) {note.textContent = 'the search failed: ' + e;}"
+    "finally {clearInterval(tick);}})();</script>"
+)
+
+
+def check_kind(filters: Filters) -> None:
+    """A 404 that names the kinds, for a kind there is none of."""
+    if filters.kind and filters.kind not in KINDS:
+        msg = f"kind must be one of {', '.join(KINDS)}, got {filters.kind[:40]!r}"
+        raise NotFound(msg)
 
 
 def _filter_form(name: str, stores: list[Curated], filters: Filters) -> Html:
@@ -135,8 +186,9 @@ def _counts(stores: list[Curated], chosen: Chosen) -> Html:
     total = sum(n for _, n in counts)
     every = sum(len(store.lessons()) for store in stores)
     shown = f"{total} lessons" if chosen == EVERY else f"{total} of {every} lessons"
-    if len(stores) == 1:
-        return tag("p", f"{shown} in {counts[0][0]}", cls="counts")
+    if len(stores) == 1:  # the store's heading says it, with the filters in words, if shown
+        shown_below = total > 0 or chosen == EVERY
+        return join([]) if shown_below else tag("p", f"{shown} in {counts[0][0]}", cls="counts")
     parts = "; ".join(f"{n} in {label}" for label, n in counts)
     return tag("p", f"{shown} in {len(stores)} stores: {parts}", cls="counts")
 
@@ -261,7 +313,7 @@ def _history(history: list[Change]) -> list[Html]:
             utc(v.when),
             v.action,
             v.why if v.why != v.action else "",
-            v.before.text if v.before else "",
+            v.before.text if v.before else "(not stored)",
         )
         for v in history
     ]

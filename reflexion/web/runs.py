@@ -1,9 +1,10 @@
-"""One run's page, results first: the comparison table (with tokens per trial and the cost in
-money), the matrix of paired differences coloured by p-value, success by episode and (--order
-stream) by position in the stream, then every task with each strategy's verdict, filterable by
-verdict and strategy; then the visible signal's errors, what memory cost and did (its share of
-each role's prompt, refining, the lessons written, with a link to each kind on the memory page),
-the plots, and last the settings, folded away."""
+"""One run's page, results first: one line that says what the comparison found (and whether the
+run is still going, or stopped before its end), the comparison table (with tokens per trial and
+the cost in money), the matrix of paired differences coloured by p-value, success by episode and
+(--order stream) by position in the stream, then every task with each strategy's verdict,
+filterable by verdict and strategy; then the visible signal's errors, what memory cost and did
+(its share of each role's prompt, refining, the lessons written, with a link to each kind on the
+memory page), the plots, and last the settings, folded away."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Kind, TaskResult
+from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing
 from reflexion.report.build import (
     BY_EPISODE,
@@ -22,6 +24,7 @@ from reflexion.report.build import (
     facts,
     run_pricing,
 )
+from reflexion.report.headline import headline, spent
 from reflexion.report.memory import MemoryUse, memory_tables, memory_use
 from reflexion.report.paired import all_pairs
 from reflexion.report.signals import SIGNAL_COLUMNS, signal_errors, signal_rows
@@ -52,16 +55,20 @@ def run_page(site: Site, name: str, verdict: str = "", strategy: str = "") -> st
         cost = Pricing(None, str(exc))
     summaries = summarize(results, order, config.get("episodes"), RESAMPLES, pricing=cost)
     crumbs = [(url("runs", name), name)]
+    state = run_state(site.run(name), config, results).note()
     if not results:
         waiting = tag("p", "No trial has finished in this run yet.", cls="note")
-        return page(name, waiting, _settings(config, results, summaries), crumbs=crumbs)
-    body: list[object] = [
-        tag("h2", "Results"),
-        table(header(summaries, COLUMNS), table_rows(summaries, 1), cls="results"),
-        tag("p", cost_text(cost), cls="note"),
-    ]
+        status = [tag("p", state, cls="state")] if state else []
+        return page(name, *status, waiting, _settings(config, results, summaries), crumbs=crumbs)
     names = [s.strategy for s in summaries]
     pairs = all_pairs(results, order, RESAMPLES)
+    body: list[object] = [
+        tag("p", tag("strong", headline(summaries, pairs, state)), cls="headline"),
+        tag("h2", "Results"),
+        table(header(summaries, COLUMNS), table_rows(summaries, 1), cls="results"),
+        *([tag("p", spent(config), cls="note")] if spent(config) else []),
+        tag("p", cost_text(cost), cls="note"),
+    ]
     if pairs:
         body += [tag("h2", "Paired differences, on the same tasks"), pair_matrix(pairs, names)]
         body += [legend(), tag("p", MATRIX_TEXT, cls="note")]

@@ -33,6 +33,7 @@ class Site:
     allow_edit: bool = False
     token: str = ""  # a form must send it back: another site cannot make the browser forget
     _steps: dict[Path, tuple[float, list[Step]]] = field(default_factory=dict)
+    _results: dict[Path, tuple[tuple[int, int], list[TaskResult]]] = field(default_factory=dict)
     # one store open at a time: chromadb's shared client per folder breaks when two threads
     # open and close it together
     stores: threading.Lock = field(default_factory=threading.Lock)
@@ -69,8 +70,16 @@ class Site:
         return RunFolder(self.run(name)).load_config() or {}
 
     def results(self, name: str) -> list[TaskResult]:
-        folder = self.run(name)
-        return RunFolder(folder).results() if (folder / "results.jsonl").exists() else []
+        """The run's results, read again only when the file changed (as `steps`)."""
+        path = self.run(name) / "results.jsonl"
+        if not path.exists():
+            return []
+        mtime = (path.stat().st_mtime_ns, path.stat().st_size)
+        cached = self._results.get(path)
+        if cached is None or cached[0] != mtime:
+            cached = (mtime, RunFolder(path.parent).results())
+            self._results[path] = cached
+        return list(cached[1])
 
     def steps(self, name: str) -> list[Step]:
         """The run's trace, read again only when the file changed (a run may still be going)."""
