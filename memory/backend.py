@@ -36,8 +36,8 @@ from reflexion.core.curation import (
     Chosen,
     Credit,
 )
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Closable, Memory
-from reflexion.core.records import Recalled, RecallScope, Reflection
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "reflections"  # where a Chroma store keeps a run's lessons (--collection)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Scalar
+from reflexion.core.lesson_records import Scalar
 
 # A lesson's own fields that a filter names as they are (metadata keys may not take these names)
 PROVENANCE = ("id", "text", "run_id", "strategy", "env", "task_id", "seed", "episode", "kind")

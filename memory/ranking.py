@@ -8,7 +8,7 @@ alone let other tasks' lessons crowd out a task's own in global scope, and misse
 lesson even in task scope (the quadratic drill; see docs/results.md). Candidates are the `pool` most
 similar lessons the scope admits (at least k); the best k by score are returned, best first.
 
-    >>> from reflexion.core.records import Recalled, Reflection
+    >>> from reflexion.core.lesson_records import Recalled, Reflection
     >>> def lesson(i, task, created, sim):
     ...     r = Reflection(f"r{i}", "x", "run", "reflexion", "e", task, 0, 1, 0.0, created)
     ...     return Recalled(r, sim)
@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reflexion.core.records import Recalled
+from reflexion.core.lesson_records import Recalled
 
 
 @dataclass(frozen=True)

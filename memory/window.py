@@ -3,7 +3,7 @@ recalled as the last k lessons, kept in the run folder's `window.jsonl`. That fi
 history, so a person can forget, edit, revert and import lessons; it keeps no credit (a run never
 counts the window's recalls) and never merges lessons.
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.lesson_records import Reflection
     >>> store = WindowMemory()
     >>> store.bring_in([Reflection("r1", "check the sign", "run", "reflexion-window", "quad",
     ...                             "q1", 0, 1, -2.0, 0.0)], why="import")
@@ -34,7 +34,7 @@ from reflexion.core.curation import (
 )
 from reflexion.core.errors import UsageError
 from reflexion.core.jsonl import JsonlLog, read_jsonl
-from reflexion.core.records import Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 
 WINDOW_FILE = "window.jsonl"  # in the run folder, so the reflections can be inspected too
 
@@ -48,7 +48,7 @@ class WindowMemory(ReadOnly):
     to that JSON-lines file and read back on the next start, so a resumed run and `reflexion
     memory` see them; the last line written for an id wins.
 
-        >>> from reflexion.core.records import RecallScope, Reflection
+        >>> from reflexion.core.lesson_records import RecallScope, Reflection
         >>> m = WindowMemory()
         >>> m.add([Reflection("r1", "check the sign", "run", "reflexion-window", "quad", "t1",
         ...                   seed=0, episode=1, score=-2.0, created=0.0)])

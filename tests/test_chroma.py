@@ -16,7 +16,7 @@ from chroma_server import free_port
 
 from memory import ChromaMemory, HashEmbedder, SentenceTransformerEmbedder
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.records import RecallScope, Reflection
+from reflexion.core.lesson_records import RecallScope, Reflection
 
 ROOT = Path(__file__).resolve().parents[1]
 

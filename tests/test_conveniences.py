@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage
 import reflexion
 from reflexion import RunConfig, run
 from reflexion.cli import main
-from reflexion.core.records import Reflection
+from reflexion.core.lesson_records import Reflection
 
 
 def test_dir_shows_the_public_api_and_no_helpers() -> None:

@@ -16,7 +16,8 @@ from running import RunConfig, run
 from envs.jsonl.env import JsonlEnv
 from memory import ChromaMemory, HashEmbedder
 from reflexion.cli import main
-from reflexion.core.records import Attempt, Reflection, Score, Task
+from reflexion.core.lesson_records import Reflection
+from reflexion.core.records import Attempt, Score, Task
 from reflexion.strategies import bank, cheatsheet
 from reflexion.trial.board import undo_interrupted
 
@@ -218,7 +219,7 @@ def test_the_chroma_filter_asks_for_exactly_the_kinds_a_scope_names(tmp_path: Pa
     base = Reflection("r", "use every word", "old", "bank", "keywords", "k0", 0, 1, 0.0, 1.0)
     kinds = ("reflection", "exemplar", "item")
     memory.add([Reflection.from_dict(base.to_dict() | {"id": k, "kind": k}) for k in kinds])
-    from reflexion.core.records import RecallScope
+    from reflexion.core.lesson_records import RecallScope
 
     def filtered(*asked: str) -> list[str]:  # the metadata filter alone, as a query sends it
         where = RecallScope("keywords", "k1", "new", "bank", 0, 1, "global", kinds=asked).where()
@@ -364,7 +365,7 @@ def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:
     """StreamBench's Self-StreamICL places the most similar shot last; recall gives them most
     similar first, and a bound on memory still drops the least similar."""
     from reflexion.actor.memory_text import place
-    from reflexion.core.records import Kind, Reflection
+    from reflexion.core.lesson_records import Kind, Reflection
 
     def shot(n: int) -> Reflection:
         text = f"Task:\nt{n}\n\nSolution:\ns{n}"
@@ -601,7 +602,8 @@ def test_a_curator_is_held_to_its_schema_where_the_runtime_allows() -> None:
     import asyncio
 
     from reflexion.actor.chat import ChatActor
-    from reflexion.core.records import Attempt, Kind, Score, Task
+    from reflexion.core.lesson_records import Kind
+    from reflexion.core.records import Attempt, Score, Task
 
     model = schema_scripted([ops({"op": "add", "text": "Check."}), "answer"])
     actor = ChatActor(model)

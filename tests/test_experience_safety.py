@@ -17,7 +17,7 @@ from prompt_model import PromptModel, WordsEnv
 from running import RunConfig, run
 
 from memory import ChromaMemory
-from reflexion.core.records import Kind, Reflection
+from reflexion.core.lesson_records import Kind, Reflection
 
 DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 2 notes")
 LONG_SHEET = "Use every listed word, each spelled as the task spells it. " * 5

@@ -10,7 +10,7 @@ import pytest
 from memory.chroma.recall import WIDEN, nearest_admitted
 from memory.chroma.store import ChromaMemory
 from memory.embedders import HashEmbedder
-from reflexion.core.records import Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 
 
 def lesson(i: int, task: str, run: str = "old") -> Reflection:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from envs.quadratic import Problem
 from memory import BACKENDS, ChromaMemory, HashEmbedder, WindowMemory
+from reflexion.core.lesson_records import RecallScope, Reflection
 from reflexion.core.protocols import Memory
-from reflexion.core.records import RecallScope, Reflection
 from reflexion.strategies import STRATEGIES
 
 MakeMemory = Callable[[], Memory]

@@ -10,7 +10,7 @@ import pytest
 from memory import HashEmbedder
 from memory.chroma.store import ChromaMemory
 from memory.ranking import Ranking, parse_ranking
-from reflexion.core.records import Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 
 
 def lesson(i: int, task: str, created: float, text: str = "x", run: str = "old") -> Reflection:

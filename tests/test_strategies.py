@@ -358,7 +358,7 @@ def test_the_report_counts_only_what_was_done_within_the_token_budget(tmp_path: 
 
 
 def test_each_kind_of_lesson_is_defined_by_its_design_module() -> None:
-    from reflexion.core.records import Kind
+    from reflexion.core.lesson_records import Kind
     from reflexion.strategies import LESSONS, cheatsheet, insights
 
     assert set(LESSONS) == set(Kind)  # a new kind needs a design that says what it is

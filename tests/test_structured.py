@@ -136,7 +136,7 @@ def test_a_curator_s_token_limit_holds_the_longest_reply_its_schema_admits(desig
     import importlib
 
     from reflexion.actor.structured import CHARS_PER_TOKEN, longest, reply_tokens
-    from reflexion.core.records import Reflection
+    from reflexion.core.lesson_records import Reflection
 
     module = importlib.import_module(f"reflexion.strategies.{design}")
     text = "[1] a\n[2] b" if design == "cheatsheet" else "a rule"
@@ -150,7 +150,7 @@ def test_a_curator_s_token_limit_holds_the_longest_reply_its_schema_admits(desig
 
 def test_a_curator_held_to_a_schema_gets_its_room_unless_the_user_set_a_limit() -> None:
     from reflexion.actor.structured import reply_tokens
-    from reflexion.core.records import Kind
+    from reflexion.core.lesson_records import Kind
     from reflexion.strategies.cheatsheet import schema
 
     reply = json.dumps({"reason": "r", "operations": [{"op": "add", "text": "Check."}]})

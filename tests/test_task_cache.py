@@ -16,7 +16,7 @@ import pytest
 
 from memory import ChromaMemory, HashEmbedder
 from memory.ranking import Ranking
-from reflexion.core.records import Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["loop", "sign", "index", "empty", "list", "bound", "round", "sort", "string", "zero"]

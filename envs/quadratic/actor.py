@@ -18,7 +18,8 @@ import zlib
 from collections.abc import Sequence
 
 from envs.quadratic.problems import format_vector, gradient_step, parse_vector
-from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
+from reflexion.core.lesson_records import Recalled
+from reflexion.core.records import Attempt, Call, Message, Task, Turn
 
 NEXT = re.compile(r"next x = (\[[^\]]*\])", re.IGNORECASE)
 GRADIENT = re.compile(r"gradient of the score at x: (\[[^\]]*\])")

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from reflexion.core.cache import cache_dir
 from reflexion.core.errors import UsageError
+from reflexion.core.packages import cache_dir
 
 FIRST_SEED = 1000  # game i of `textworld:N` (or `cooking:N`) is made from seed FIRST_SEED + i
 

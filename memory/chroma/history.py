@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from memory.chroma.credit import COUNTS, EXTRAS, Rows
 from reflexion.core.curation import EDIT, FORGET, IMPORT, REVERT, Change, lesson_text, restored
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Reflection
+from reflexion.core.lesson_records import Reflection
 
 VERSIONS = "reflection_versions"
 

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from memory.chroma.history import extras_of
-from reflexion.core.records import Reflection
+from reflexion.core.lesson_records import Reflection
 
 KEPT = ("id", "run_id", "strategy", "env", "task_id", "seed", "episode", "score", "created")
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from memory.chroma.rows import Filters, from_columns, passes, to_metadata, where_of
 from memory.ranking import Ranking
-from reflexion.core.records import Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 
 if TYPE_CHECKING:  # numpy loads at the first recall, not with `--help` (tests/test_layout.py)
     import numpy as np

@@ -1,7 +1,7 @@
 """Reflections as Chroma rows and back: the id is the reflection id, the document its text, and
 the metadata every provenance field, so a store can be audited without the run that wrote it.
 
-    >>> from reflexion.core.records import REFLECTION, Reflection
+    >>> from reflexion.core.lesson_records import REFLECTION, Reflection
     >>> r = Reflection("r1", "check the sign", "run", "reflexion", "quad", "t1", 0, 2, -1.5, 1e9)
     >>> to_metadata(r)["score"], to_metadata(r)["score_exact"]
     (-1.5, '-1.5')
@@ -18,7 +18,7 @@ from typing import Any
 
 from memory.metadata import PROVENANCE
 from reflexion.core.errors import UsageError
-from reflexion.core.records import REFLECTION, Reflection, is_own
+from reflexion.core.lesson_records import REFLECTION, Reflection, is_own
 
 Metadata = dict[str, str | int | float | bool]
 META = "meta."  # prefix of the columns that hold a lesson's metadata (Reflection.metadata)

@@ -41,8 +41,8 @@ from memory.embedders import embedder_for, warm_up
 from memory.ranking import Ranking
 from reflexion.core.curation import VERBS
 from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Embedder
-from reflexion.core.records import Recalled, RecallScope, Reflection
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection

@@ -37,18 +37,9 @@ from langchain_core.runnables import RunnableConfig
 from reflexion.actor import ROLE_TOKENS, prompts, structured
 from reflexion.actor.backoff import RetryPolicy
 from reflexion.actor.memory_text import place
+from reflexion.core.lesson_records import Kind, Recalled, Reflection
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
-from reflexion.core.records import (
-    Attempt,
-    Call,
-    Kind,
-    Message,
-    Recalled,
-    Reflection,
-    Task,
-    Turn,
-    alone_total,
-)
+from reflexion.core.records import Attempt, Call, Message, Task, Turn, alone_total
 from reflexion.strategies import LESSONS
 from reflexion.trial.recorded import CALL_INFO
 

@@ -8,7 +8,7 @@ the runtime's prefix cache serves them again; exemplars and items come before th
 task's own reflections after it (as Reflexion's prompt has them). Blocks that share a place
 come in the order of `Kind`.
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.lesson_records import Reflection
     >>> rule = Reflection("r1", "Check the sign.", "run", "insights", "e", "t", 0, 1, 0.0, 0.0,
     ...                   kind="rule", votes=2)
     >>> placed = place([rule, "Try a smaller step."], tokens=100)
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from reflexion.core.records import Kind, Reflection
+from reflexion.core.lesson_records import Kind, Reflection
 from reflexion.strategies import LESSONS
 
 CHARS_PER_TOKEN = 4  # a count, not a tokenizer: the bound must not need the model

@@ -20,7 +20,8 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from reflexion.actor import structured as structured_reflection
 from reflexion.actor.memory_text import Lesson, Placed, place
-from reflexion.core.records import Attempt, Reflection, Task, Turn
+from reflexion.core.lesson_records import Reflection
+from reflexion.core.records import Attempt, Task, Turn
 from reflexion.strategies import LESSONS, proactive
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."

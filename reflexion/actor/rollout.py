@@ -37,18 +37,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from reflexion.actor.chat import ChatActor
 from reflexion.actor.memory_text import place
 from reflexion.actor.prompts import CORRECT_REQUEST, ends
+from reflexion.core.lesson_records import Kind, Recalled, Reflection
 from reflexion.core.protocols import InteractiveEnv
-from reflexion.core.records import (
-    Attempt,
-    Call,
-    Kind,
-    Observation,
-    Recalled,
-    Reflection,
-    Task,
-    Turn,
-    alone_total,
-)
+from reflexion.core.records import Attempt, Call, Observation, Task, Turn, alone_total
 
 PLAY_SYSTEM = (
     "You are playing a text adventure game. Reach the goal in as few actions as you can. "

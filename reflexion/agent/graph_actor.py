@@ -29,7 +29,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from reflexion.actor import prompts
 from reflexion.actor.chat import cap_output, tracing_config
 from reflexion.actor.memory_text import place
-from reflexion.core.records import Attempt, Call, Message, Recalled, Task, Turn
+from reflexion.core.lesson_records import Recalled
+from reflexion.core.records import Attempt, Call, Message, Task, Turn
 
 
 class GraphActor:

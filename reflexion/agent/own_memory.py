@@ -47,18 +47,9 @@ from reflexion.core.curation import (
     require,
 )
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection, Scalar
 from reflexion.core.protocols import Closable, Crediting, Memory
-from reflexion.core.records import (
-    Attempt,
-    Message,
-    Recalled,
-    RecallScope,
-    Reflection,
-    Scalar,
-    Score,
-    Step,
-    Task,
-)
+from reflexion.core.records import Attempt, Message, Score, Step, Task
 from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import changed, holder
 from reflexion.trial.provenance import new_reflection, provenance

@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Recalled, Task
+from reflexion.core.lesson_records import Recalled
+from reflexion.core.records import Task
 
 
 def as_task(task: Task | str) -> Task:
@@ -58,7 +59,7 @@ def check_threshold(threshold: object) -> float | None:
 def above(hits: list[Recalled], threshold: float | None) -> list[Recalled]:
     """The hits at least `threshold` similar (all: None), in their order.
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.lesson_records import Reflection
     >>> r = Reflection("r", "t", "run", "s", "e", "t1", 0, 1, 0.0, 0.0)
     >>> [h.similarity for h in above([Recalled(r, 0.8), Recalled(r, 0.2)], 0.5)]
     [0.8]

@@ -18,7 +18,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from reflexion.agent.own_memory import ReflexionMemory
-from reflexion.core.records import Recalled
+from reflexion.core.lesson_records import Recalled
 from reflexion.trial.provenance import provenance
 
 

@@ -24,7 +24,7 @@ from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edi
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
 from reflexion.core.curation import CREDIT, Chosen, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import KINDS, Reflection, is_own
+from reflexion.core.lesson_records import KINDS, Reflection, is_own
 from reflexion.curate.lessons import (
     Recollection,
     credits_in,

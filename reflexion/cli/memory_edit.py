@@ -22,7 +22,7 @@ from memory.backend import DEFAULT_EMBEDDER, Access
 from reflexion.cli.common import typed
 from reflexion.core.curation import EDIT, FORGET, HISTORY, IMPORT, REVERT, Chosen, Curated, require
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Reflection
+from reflexion.core.lesson_records import Reflection
 from reflexion.curate.lessons import (
     changed,
     holder,

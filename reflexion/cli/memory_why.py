@@ -19,7 +19,8 @@ from typing import Any
 
 from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import REFLECTION, Recalled, RecallScope, Reflection, Step, is_own
+from reflexion.core.lesson_records import REFLECTION, Recalled, RecallScope, Reflection, is_own
+from reflexion.core.records import Step
 from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import pick_task, recalls_seen
 from reflexion.curate.stores import kept_by

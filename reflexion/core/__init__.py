@@ -1,21 +1,9 @@
 """Core types every layer shares: records, protocols, errors. Imports nothing else of ours."""
 
 from reflexion.core.errors import ReflexionError, StoreError, UsageError
+from reflexion.core.lesson_records import Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Actor, Embedder, Env, Memory, Trial
-from reflexion.core.records import (
-    Attempt,
-    Call,
-    Kind,
-    Message,
-    Recalled,
-    RecallScope,
-    Reflection,
-    Score,
-    Step,
-    Task,
-    TaskResult,
-    Turn,
-)
+from reflexion.core.records import Attempt, Call, Message, Score, Step, Task, TaskResult, Turn
 
 __all__ = [
     "Actor",

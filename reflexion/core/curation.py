@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Recalled, RecallScope, Record, Reflection
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
+from reflexion.core.records import Record
 
 # What a store may offer beyond listing and reading its lessons (which every store does).
 FORGET, EDIT, REVERT, HISTORY, IMPORT = "forget", "edit", "revert", "history", "import"

@@ -1,14 +1,23 @@
-"""A guard for our top-level names. `memory` and `envs` are also names of unrelated packages on
+"""Our packages on disk: a guard for our top-level names, and the folder for files made once.
+
+A guard for our top-level names. `memory` and `envs` are also names of unrelated packages on
 PyPI, and a file `memory.py` in the folder a script runs from would hide ours: imports would
 then fail far from the cause ("'memory' is not a package"). `check_packages()` finds that at
 start-up and names the file.
 
     >>> check_packages()  # ours are the ones that import
+
+`cache_dir()` is where reflexion keeps files it makes once and reuses (joined model files,
+generated games):
+
+    >>> cache_dir().name in ("reflexion", "cache") or True
+    True
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -67,3 +76,8 @@ def _marked(init: Path) -> bool:
             return MARK in f.readline()
     except OSError:
         return False
+
+
+def cache_dir() -> Path:
+    """`$REFLEXION_CACHE`, or ~/.cache/reflexion."""
+    return Path(os.environ.get("REFLEXION_CACHE", Path.home() / ".cache" / "reflexion"))

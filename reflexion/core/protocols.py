@@ -20,19 +20,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from reflexion.core.records import (
-    Attempt,
-    BoardEdit,
-    Call,
-    Kind,
-    Observation,
-    Recalled,
-    RecallScope,
-    Reflection,
-    Score,
-    Task,
-    Turn,
-)
+from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection
+from reflexion.core.records import Attempt, Call, Observation, Score, Task, Turn
 
 
 @runtime_checkable

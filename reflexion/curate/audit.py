@@ -38,8 +38,9 @@ from langchain_core.language_models import BaseChatModel
 from envs.registry import make_env
 from reflexion.core.curation import CREDIT, Curated
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import REFLECTION, Recalled, Reflection
 from reflexion.core.protocols import Env
-from reflexion.core.records import REFLECTION, Recalled, Record, Reflection, Step, Task
+from reflexion.core.records import Record, Step, Task
 from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import recalls_seen
 from reflexion.runner.config import FIELDS, RunConfig

@@ -22,7 +22,8 @@ from pathlib import Path
 from memory.metadata import lesson_metadata
 from reflexion.core.curation import CREDIT, HISTORY, Credit, Curated
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Recalled, Reflection, Step
+from reflexion.core.lesson_records import Recalled, Reflection
+from reflexion.core.records import Step
 from reflexion.core.runfolder import RunFolder
 
 SHOWN = 8  # ids named in full when a prefix is ambiguous

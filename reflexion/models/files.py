@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from reflexion.core.cache import cache_dir
 from reflexion.core.errors import UsageError
+from reflexion.core.packages import cache_dir
 
 CHUNK = 1 << 22
 

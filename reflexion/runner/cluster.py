@@ -27,7 +27,8 @@ import socket
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Reflection, Step, TaskResult
+from reflexion.core.lesson_records import Reflection
+from reflexion.core.records import Step, TaskResult
 from reflexion.runner.config import RunConfig
 from reflexion.runner.setup import Injected, Prepared, prepare_worker
 

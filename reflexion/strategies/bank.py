@@ -28,8 +28,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, cast
 
+from reflexion.core.lesson_records import Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
-from reflexion.core.records import Attempt, Kind, Recalled, Reflection, Task
+from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
     Design,
     Distill,
@@ -155,7 +156,7 @@ def nearest_task(hits: list[Recalled]) -> list[Recalled]:
     share its question as their key, so they are equally similar to the asking question. A
     memory that does not rank by similarity (`--memory-backend window`) gives the newest task's.
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.lesson_records import Reflection
     >>> def hit(i, task, sim):
     ...     return Recalled(Reflection(i, "x", "run", "bank", "e", task, 0, 1, 0.0, 1.0), sim)
     >>> [h.reflection.id for h in nearest_task([hit("a", "t1", 0.5), hit("b", "t2", 0.8),

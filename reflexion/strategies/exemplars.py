@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reflexion.core.lesson_records import Kind, Recalled
 from reflexion.core.protocols import Trial
-from reflexion.core.records import Attempt, Kind, Recalled
+from reflexion.core.records import Attempt
 from reflexion.strategies.learning import Design, Lessons, both
 
 HEADER = "Solved examples of similar tasks. Reuse their approach where it fits:"

@@ -29,8 +29,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
-from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled, Reflection, Task
+from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
     Board,
     Design,

@@ -29,8 +29,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reflexion.core.lesson_records import Kind, Recalled, Reflection
 from reflexion.core.protocols import Trial
-from reflexion.core.records import Attempt, Call, Kind, Recalled, Reflection, Task
+from reflexion.core.records import Attempt, Call, Task
 
 REASON_CHARS = 300  # a curator's reason: a sentence or two, before its operations
 Place = Literal["system", "before_task", "after_task"]  # a block's place in a prompt

@@ -10,8 +10,8 @@ after the last episode: nothing would read it. The recalled reflections go after
 in Reflexion's prompt.
 """
 
+from reflexion.core.lesson_records import Kind
 from reflexion.core.protocols import Trial
-from reflexion.core.records import Kind
 from reflexion.strategies.learning import Lessons, bulleted
 
 HEADER = "Lessons from your earlier attempts at similar tasks:"

@@ -31,8 +31,9 @@ import ast
 from collections.abc import Sequence
 
 from reflexion.core.fences import PYTHON, fenced_blocks
+from reflexion.core.lesson_records import BoardEdit, Kind, Recalled
 from reflexion.core.protocols import Trial
-from reflexion.core.records import Attempt, BoardEdit, Kind, Recalled
+from reflexion.core.records import Attempt
 from reflexion.strategies.learning import Board, Design, Lessons, both
 
 HEADER = (

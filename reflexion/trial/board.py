@@ -31,17 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.hygiene import placeholder, same_wording, vague
+from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Memory, Merging, Revising
-from reflexion.core.records import (
-    Attempt,
-    BoardEdit,
-    Kind,
-    Recalled,
-    RecallScope,
-    Reflection,
-    Score,
-    Task,
-)
+from reflexion.core.records import Attempt, Score, Task
 from reflexion.strategies import board_rules
 from reflexion.strategies.learning import Board
 from reflexion.trial.provenance import left_by_rule, provenance

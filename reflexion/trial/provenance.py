@@ -9,15 +9,16 @@ import time
 from typing import Any
 
 from memory.hygiene import vague
+from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Memory
-from reflexion.core.records import Attempt, Recalled, RecallScope, Reflection
+from reflexion.core.records import Attempt
 
 
 def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
     """A recalled lesson as the trace records it: which one, how similar, and where it came
     from ("this task", "another task", and "this run" or "another run").
 
-    >>> from reflexion.core.records import Reflection
+    >>> from reflexion.core.lesson_records import Reflection
     >>> r = Reflection("r1", "x", "old", "reflexion", "e", "t2", 0, 1, 0.0, 0.0)
     >>> provenance(Recalled(r, 0.8), "t1", "new")["source"]
     'another task, another run'

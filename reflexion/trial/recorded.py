@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection, is_own
 from reflexion.core.protocols import (
     Actor,
     AnsweringEnv,
@@ -25,22 +26,7 @@ from reflexion.core.protocols import (
     Memory,
     Merging,
 )
-from reflexion.core.records import (
-    Attempt,
-    BoardEdit,
-    Call,
-    Kind,
-    Message,
-    Point,
-    Recalled,
-    RecallScope,
-    Reflection,
-    Score,
-    Step,
-    Task,
-    TaskResult,
-    is_own,
-)
+from reflexion.core.records import Attempt, Call, Message, Point, Score, Step, Task, TaskResult
 from reflexion.trial.board import Experience
 from reflexion.trial.feedback import shown_score
 from reflexion.trial.provenance import left_by_rule, new_reflection, provenance

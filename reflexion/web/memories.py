@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from memory.backend import DEFAULT_EMBEDDER, Access
 from reflexion.core.curation import EVERY, FORGET, HISTORY, Change, Chosen, Curated
 from reflexion.core.errors import StoreError, UsageError
-from reflexion.core.records import KINDS, Reflection
+from reflexion.core.lesson_records import KINDS, Reflection
 from reflexion.curate.lessons import (
     credits_in,
     pick_task,

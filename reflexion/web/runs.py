@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.records import Kind, TaskResult
+from reflexion.core.lesson_records import Kind
+from reflexion.core.records import TaskResult
 from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing
 from reflexion.report.build import (

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reflexion.core.records import Kind, Record, Step
+from reflexion.core.lesson_records import Kind
+from reflexion.core.records import Record, Step
 
 TrialKey = tuple[str, str, int]  # strategy, task, seed
 

@@ -1,0 +1,202 @@
+"""The lessons a memory holds and the rule of what a recall may see: a lesson's `Kind`, the
+`Reflection` record with its provenance, a board's `BoardEdit`, a `Recalled` hit and the
+`RecallScope` of an asking episode. `reflexion.core.records` re-exports them.
+
+    >>> scope = RecallScope("quad", "t1", "run-b", "reflexion", 0, 1, leave_task_out=True)
+    >>> scope.admits(Reflection("r1", "x", "run-a", "reflexion", "quad", "t1", 0, 1, 0.0, 0.0))
+    False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from reflexion.core.records import JSON, Record
+
+
+class Kind(StrEnum):
+    """What a lesson is. A `reflection` is one task's own failure note (Reflexion); the others
+    are experience meant for OTHER tasks, each the lesson of one design, whose module says all it
+    means (reflexion.strategies): a solved task's prompt and solution (`exemplar`), a rule of a
+    shared list with votes (`rule`, ExpeL), the one curated text (`cheatsheet`, Dynamic
+    Cheatsheet), a distilled item from a success or a failure (`item`, ReasoningBank), a program
+    that solved a task, kept verbatim (`skill`). Listed in the order their blocks take in a prompt.
+
+    A StrEnum, so stored lessons and the trace hold the same plain strings:
+
+    >>> Kind("rule") is Kind.RULE, Kind.RULE == "rule", f"{Kind.RULE}", Kind.RULE.own
+    (True, True, 'rule', False)
+    """
+
+    REFLECTION = "reflection"
+    EXEMPLAR = "exemplar"
+    RULE = "rule"
+    CHEATSHEET = "cheatsheet"
+    ITEM = "item"
+    SKILL = "skill"
+
+    @property
+    def own(self) -> bool:
+        """A task's own note, recalled by the run's --scope; every other kind is experience
+        for other tasks, recalled from every task."""
+        return self is Kind.REFLECTION
+
+
+# The kinds as plain strings, for what stores and options hold
+KINDS = tuple(k.value for k in Kind)
+REFLECTION = Kind.REFLECTION.value
+
+
+def is_own(kind: str) -> bool:
+    """Whether a stored lesson's `kind` (a plain string) is a task's own reflection.
+
+    >>> is_own("reflection"), is_own("rule"), is_own("a kind of another package")
+    (True, False, False)
+    """
+    return kind == Kind.REFLECTION
+
+
+@dataclass(frozen=True)
+class Reflection(Record):
+    """A lesson (a verbal reflection, or another `kind` of experience) plus where it came from."""
+
+    id: str
+    text: str
+    run_id: str
+    strategy: str
+    env: str
+    task_id: str
+    seed: int
+    episode: int
+    score: float  # visible score of the attempt this reflection is about
+    created: float  # unix time
+    flag: str = ""  # why it looks vague (memory.hygiene); empty: it names something specific
+    kind: str = Kind.REFLECTION.value  # a Kind's value (a store may hold one this version lacks)
+    votes: int = 0  # a rule's votes (ExpeL): it drops out at 0; other kinds keep 0
+    # what the lesson is found by: its task's question for an exemplar, an item or a skill (as
+    # StreamBench and ReasoningBank key memory by the question); empty: its own text
+    key: str = ""
+    # the other tasks whose episodes rewrote its text (a board's edits): they wrote it too
+    edited_on: tuple[str, ...] = ()
+    # what the writer said about it (ReflexionMemory.remember's metadata: user, agent, session,
+    # any key=value), filtered on by search, get_all and recall; not part of its hash
+    metadata: dict[str, Scalar] = field(default_factory=dict, hash=False)
+
+    def written_on(self, task_id: str) -> bool:
+        """Whether `task_id`'s episodes wrote this lesson or rewrote its text.
+
+        >>> r = Reflection("r1", "x", "run", "insights", "e", "t1", 0, 1, 0.0, 0.0)
+        >>> r.written_on("t1"), r.written_on("t2"), r.edited("t2").written_on("t2")
+        (True, False, True)
+        """
+        return task_id == self.task_id or task_id in self.edited_on
+
+    def edited(self, task_id: str) -> Reflection:
+        """This lesson, noted as rewritten by an episode of `task_id`."""
+        if self.written_on(task_id):
+            return self
+        return dataclasses.replace(self, edited_on=(*self.edited_on, task_id))
+
+
+Scalar = str | int | float | bool  # a metadata value, as a Chroma row holds one
+
+
+@dataclass(frozen=True)
+class BoardEdit(Record):
+    """One change to a shared board, as a model's reply asks for it: `add` a lesson, `edit` one
+    (new text, one more vote), `upvote` or `downvote` one (a lesson at 0 votes drops out), or
+    `replace` the text of the board's only lesson (the cheatsheet). `target` is the lesson's id
+    (None for `add`).
+
+    >>> BoardEdit("add", None, "Check the sign.").op
+    'add'
+    """
+
+    op: str
+    target: str | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Recalled(Record):
+    """A reflection returned by a memory, with its similarity to the query (None: no ranking)
+    and the score that ranked it (None: by similarity alone, or no ranking)."""
+
+    reflection: Reflection
+    similarity: float | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class RecallScope(Record):
+    """Who is asking: decides which stored reflections an episode may see.
+
+    A reflection is visible when it is from the same env, from the same task (scope "task") or any
+    task (scope "global"), and either from another run (a shared store carries lessons over), or
+    from this run's same strategy and seed at an earlier episode. The last rule keeps seeds
+    independent, stops a resumed episode from reading its own interrupted future, and (scope
+    "global") keeps a trial from reading what a faster concurrent trial wrote at a later episode.
+    In an ordered stream (`stream`), the tasks before this one are over, so their lessons (same
+    strategy and seed) are visible at every episode.
+
+    `leave_task_out` (a run's default): another run's lesson is not visible to the task it was
+    written or rewritten on, so a rerun of the same tasks on the same store does not read its
+    own answers from before (a warm start turns it off).
+    """
+
+    env: str
+    task_id: str
+    run_id: str
+    strategy: str
+    seed: int
+    episode: int
+    scope: str = "task"  # "task" | "global"
+    stream: bool = False  # --order stream: this run's earlier tasks are over, all of them
+    kinds: tuple[str, ...] = (Kind.REFLECTION.value,)  # the kinds of lesson asked for
+    leave_task_out: bool = False  # another run's lessons of this task are not visible
+
+    def admits(self, r: Reflection) -> bool:
+        if r.kind not in self.kinds:
+            return False
+        if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
+            return False
+        if r.run_id != self.run_id:
+            return not self.left_out(r)
+        same_pair = r.strategy == self.strategy and r.seed == self.seed
+        earlier_task = self.stream and r.task_id != self.task_id
+        return same_pair and (r.episode < self.episode or earlier_task)
+
+    def left_out(self, r: Reflection) -> bool:
+        """Whether the leave-one-task-out rule keeps `r` out: another run's lesson, written or
+        rewritten on this task."""
+        return self.leave_task_out and r.run_id != self.run_id and r.written_on(self.task_id)
+
+    def widened(self) -> RecallScope:
+        """This scope with the leave-one-task-out rule off: what a warm start would see."""
+        return dataclasses.replace(self, leave_task_out=False)
+
+    def where(self) -> JSON:
+        """The rule of `admits` as a Chroma metadata filter, as far as metadata can say it: a
+        lesson rewritten on this task by another run passes it (`admits` keeps it out)."""
+        pair: list[JSON] = [{"strategy": self.strategy}, {"seed": self.seed}]
+        own: list[JSON] = [{"$and": [*pair, {"episode": {"$lt": self.episode}}]}]
+        if self.stream:
+            own.append({"$and": [*pair, {"task_id": {"$ne": self.task_id}}]})
+        clauses: list[JSON] = [{"env": self.env}, self._kind_clause()]
+        if self.scope == "task":
+            clauses.append({"task_id": self.task_id})
+        other: JSON = {"run_id": {"$ne": self.run_id}}
+        if self.leave_task_out:
+            other = {"$and": [other, {"task_id": {"$ne": self.task_id}}]}
+        clauses.append({"$or": [other, *own]})
+        return {"$and": clauses}
+
+    def _kind_clause(self) -> JSON:
+        # subtle: a reflection's row carries no `kind` (stores from before kinds have none), and
+        # Chroma's $nin admits a row without the key: asking for reflections (with or without
+        # other kinds) is asking for "none of the kinds not asked for".
+        if Kind.REFLECTION in self.kinds:
+            return {"kind": {"$nin": [k for k in Kind if k not in self.kinds] or ["-"]}}
+        return {"kind": {"$in": list(self.kinds)}}
