@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_STOPPED = 3  # a token or time budget ran out; the same command resumes the run
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 class Parser(argparse.ArgumentParser):

@@ -42,7 +42,8 @@ async def execute(
     folder, earlier sessions' included (if a budget stopped the run, those so far, and why in
     `.stopped`). `given` holds the objects a Python
     caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
-    for what the run loaded, and one for what a resumed run found done."""
+    for what the run loaded, one for what a resumed run found done, and, if the run is
+    cancelled, one for how far it got."""
     given = given or Injected()
     if config.executor == "ray":
         from reflexion.runner import cluster
@@ -72,7 +73,12 @@ async def execute(
             if line is not None and echo is not None:
                 echo(line)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
-        cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+        try:
+            cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+        except asyncio.CancelledError:  # Ctrl-C, or the caller's task.cancel()
+            if echo is not None:
+                echo(f"interrupted: {resume.reached(_done(plan))}")
+            raise
     finally:
         plan.folder.close()
         close_all(plan.owned)
@@ -122,6 +128,11 @@ def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
 
 def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
     return jobs_of(plan.config, plan.tasks)
+
+
+def _done(plan: Prepared) -> int:
+    """How many of the run's trials have a result in its folder now."""
+    return len({r.key for r in plan.folder.results()} & set(_jobs(plan)))
 
 
 def _stream(plan: Prepared) -> list[str] | None:
