@@ -10,13 +10,12 @@ import argparse
 import asyncio
 import dataclasses
 import shlex
-import signal
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from reflexion.cli.common import EXIT_STOPPED, typed
+from reflexion.cli.common import EXIT_STOPPED, take_sigint, typed
 from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig
 from reflexion.runner.parsers import flag_of
 
@@ -128,10 +127,7 @@ def interruptible(run: Coroutine[Any, Any, R]) -> R:
     """asyncio.run for a run, where Ctrl-C (SIGINT) cancels the run: its trials unwind, its
     files close, and KeyboardInterrupt comes back without waiting for the worker threads still
     in a call (a model's decode, a check), which asyncio.run would wait for."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        # a script's `reflexion compare ... &` starts with SIGINT ignored; a run that someone
-        # signals on purpose (kill -INT) should still stop
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    take_sigint()
     runner = asyncio.Runner()
     interrupted = False
     try:

@@ -183,7 +183,8 @@ def joined(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     {'choices': [{'message': {'role': 'assistant', 'content': 'Hi'}, 'finish_reason': 'stop'}],
      'usage': {'prompt_tokens': 3, 'completion_tokens': 1}, 'timings': None}
     """
-    text, finish, last = [], None, {}
+    text: list[str] = []
+    finish, last = None, dict[str, Any]()
     for chunk in chunks:
         if "error" in chunk or "choices" not in chunk:
             return chunk if "error" in chunk else {"error": chunk}
