@@ -68,17 +68,10 @@ async def execute(
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        notes = (_fixed_boards(plan), _unmerged(plan)) if jobs else ()  # how lessons will be kept
-        for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
-            if line is not None and echo is not None:
-                echo(line)
+        _say(plan, resume, bool(jobs), echo)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
-        try:
-            cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
-        except asyncio.CancelledError:  # Ctrl-C, or the caller's task.cancel()
-            if echo is not None:
-                echo(f"interrupted: {resume.reached(_done(plan))}")
-            raise
+        running = run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+        cut = await _saying_if_cancelled(running, plan, resume, echo)
     finally:
         plan.folder.close()
         close_all(plan.owned)
@@ -89,6 +82,30 @@ async def execute(
     results.stopped = budget.stop() if cut else None
     results.folder, results.resume, results.loads = plan.folder.path, resume, plan.loads
     return results
+
+
+def _say(plan: Prepared, resume: Resume, to_run: bool, echo: Callable[[str], None] | None) -> None:
+    """What the run loaded, what it found in its folder, and how lessons will be kept."""
+    notes = (_fixed_boards(plan), _unmerged(plan)) if to_run else ()
+    for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
+        if line is not None and echo is not None:
+            echo(line)
+
+
+async def _saying_if_cancelled(
+    running: Coroutine[Any, Any, bool],
+    plan: Prepared,
+    resume: Resume,
+    echo: Callable[[str], None] | None,
+) -> bool:
+    """`running`'s result; if it is cancelled (Ctrl-C, a caller's task.cancel()), `echo` first
+    gets how far the run got."""
+    try:
+        return await running
+    except asyncio.CancelledError:
+        if echo is not None:
+            echo(f"interrupted: {resume.reached(_done(plan))}")
+        raise
 
 
 def _fixed_boards(plan: Prepared) -> str | None:
