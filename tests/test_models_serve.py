@@ -1,6 +1,6 @@
 """`reflexion models serve`: the local model as an OpenAI-compatible HTTP server, answering the
-`openai` client and langchain-openai, and stopped by Ctrl-C; bad options are one line. (A
-`compare` through it, interrupted and resumed, is in test_ctrl_c.py.)"""
+`openai` client and langchain-openai, and stopped by Ctrl-C (a request in flight too); bad
+options are one line. (A `compare` through it, interrupted and resumed, is in test_ctrl_c.py.)"""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -77,6 +78,15 @@ def test_the_served_model_answers_openai_clients_and_ctrl_c_stops_it(tmp_path: P
         chat = load_model(spec).bind(max_tokens=6)  # what --model builds: langchain-openai
         answer = chat.invoke([HumanMessage("Name a colour.")])
         assert answer.text and answer.usage_metadata and answer.usage_metadata["output_tokens"] <= 6
+        story = [{"role": "user", "content": "Write a very long story."}]
+        long = threading.Thread(
+            target=lambda: client.chat.completions.create(  # Ctrl-C comes mid-decode
+                model=name, messages=story, max_tokens=500
+            ),
+            daemon=True,
+        )
+        long.start()
+        time.sleep(1.0)
     finally:
         sent = time.monotonic()
         os.killpg(server.pid, signal.SIGINT)

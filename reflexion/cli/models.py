@@ -9,6 +9,7 @@ reflexion models serve smollm2-135m --port 8080 --parallel 2   # an OpenAI-compa
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from typing import Any
@@ -102,7 +103,11 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
     try:
         threading.Event().wait()  # the server answers on its own threads
     except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+        print("stopped", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # subtle: tearing the server down waits for the requests in flight to end (a long
+        # decode, forever for a client that stopped reading); a server has nothing to save
+        os._exit(0)
     return 0
 
 
