@@ -1,10 +1,11 @@
-"""The `reflexion` command: run, compare, report, and inspect memory and models.
+"""The `reflexion` command: run, compare, report, inspect memory, and install or serve models.
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
     reflexion report runs/quadratic-20261122-120000
     reflexion diff runs/before runs/after
     reflexion memory list runs/quadratic-20261122-120000
     reflexion serve runs
+    reflexion models serve smollm2-135m --port 8080
 
 Bad input is one line on stderr and exit code 2; nothing already written is touched. A run
 stopped by --max-tokens-total or --timeout exits 3; the same command resumes it. Ctrl-C stops a
