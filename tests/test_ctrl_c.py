@@ -139,7 +139,7 @@ def test_the_resume_command_names_the_folder_a_run_chose_itself(tmp_path: Path) 
 # --- the real local model, in process and served -------------------------------------------
 
 SQL = ["compare", "--env", "sql:2", "--strategies", "single,reflexion", "--episodes", "2"]
-SQL += ["--embedder", "hash-64", "--no-progress"]
+SQL += ["--embedder", "hash-64", "--max-tokens", "generate=128,reflect=64", "--no-progress"]
 
 
 @pytest.mark.slow
