@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from reflexion.cli.common import take_sigint, typed
@@ -93,7 +94,7 @@ def cmd_serve_model(args: argparse.Namespace) -> int:
     from reflexion.models.server import serve_http
 
     model = ChatLocalGGUF.named(args.name, parallel=args.parallel)
-    name = args.name if args.name in MODELS else model.path.rsplit("/", 1)[-1].removesuffix(".gguf")
+    name = args.name if args.name in MODELS else Path(model.path).stem  # a .gguf file's name
     server = serve_http(model.settings, args.host, args.port, name)
     url = f"{server.listening_address}/v1"
     slots = f"{args.parallel} slot{'s' * (args.parallel > 1)}"
