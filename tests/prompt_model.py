@@ -20,8 +20,11 @@ prompt becomes a leak into the memory, where a test can find it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -136,6 +139,27 @@ class PromptModel(BaseChatModel):
         usage["total_tokens"] = words_in + words_out
         message = AIMessage(reply, usage_metadata=usage)
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class StallingModel(PromptModel):
+    """PromptModel, but with REFLEXION_TEST_STALL set every call after the process's first
+    blocks its worker thread for a minute, as a local model's decode does (a thread that no
+    cancel can stop): for the tests of Ctrl-C, where the first call gives a result and the
+    others are in flight. Without it, PromptModel (a resume gets the same replies)."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if next(CALLS) and os.environ.get("REFLEXION_TEST_STALL"):
+            time.sleep(60)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+CALLS = itertools.count()
 
 
 class WordsEnv:

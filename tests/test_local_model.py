@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,25 @@ def test_speculative_decoding_runs_and_is_checked() -> None:
     assert reply.text.strip() and reply.response_metadata["timings"]["predicted_n"] <= 16
     with pytest.raises(UsageError, match="unknown speculative decoding 'fast'"):
         ChatLocalGGUF.named("smollm2-135m", speculative="fast").load()
+
+
+def test_a_cancelled_call_stops_its_decode_and_frees_the_slot() -> None:
+    one_slot = ChatLocalGGUF.named("smollm2-135m", max_tokens=300)
+    short = [HumanMessage("Say hi.")]
+
+    async def timed_short() -> float:
+        start = time.perf_counter()
+        await one_slot.ainvoke(short, max_tokens=4)
+        return time.perf_counter() - start
+
+    async def cancel_a_long_one() -> float:
+        long = asyncio.ensure_future(one_slot.ainvoke("Write a very long story about a cat."))
+        await asyncio.sleep(1.0)
+        long.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await long
+        return await timed_short()  # the slot's next request: it waits for the decode, if any
+
+    alone = asyncio.run(timed_short())
+    after = asyncio.run(cancel_a_long_one())
+    assert after < 3 * alone + 2, (alone, after)  # not the rest of a 300-token story

@@ -101,6 +101,11 @@ def test_report_prices_a_finished_run_and_leaves_its_config_alone(
         ("qwen2.5-coder-1.5b", "local model: no money cost"),
         ("models/my.gguf", "local model: no money cost"),
         ("openai-compatible:http://127.0.0.1:8080/v1#qwen", "local model: no money cost"),
+        ("openai-compatible:http://localhost:8080/v1#qwen", "local model: no money cost"),
+        ("openai-compatible:http://[::1]:8080/v1#qwen", "local model: no money cost"),
+        ("openai-compatible:http://gpu-box:8080/v1#qwen", "no price: give --price IN,OUT"),
+        ("openai-compatible:http://10.0.0.7:8080/v1#qwen", "no price: give --price IN,OUT"),
+        ("openai-compatible:http://127.example.com/v1#qwen", "no price: give --price IN,OUT"),
         ("openai:some-new-model", "no price: give --price IN,OUT"),
     ],
 )

@@ -12,11 +12,13 @@ no subcommand is left without one).
 from __future__ import annotations
 
 import argparse
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_STOPPED = 3  # a token or time budget ran out; the same command resumes the run
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 class Parser(argparse.ArgumentParser):
@@ -29,6 +31,14 @@ class Parser(argparse.ArgumentParser):
 def one_line(text: str) -> str:
     """Keep an error on one line even when it quotes user input holding line breaks."""
     return " ".join(text.splitlines())  # splitlines knows every line break (\r, \x0c, ...)
+
+
+def take_sigint() -> None:
+    """Let Ctrl-C (SIGINT) raise KeyboardInterrupt even where the process started with it
+    ignored, as a script's `reflexion compare ... &` does: a run or a server that someone signals
+    on purpose (`kill -INT`) should stop, not go on to the end."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -69,6 +79,7 @@ EXAMPLES = {
     "models list": "reflexion models list",
     "models install": "reflexion models install qwen2.5-coder-0.5b",
     "models prepare": "reflexion models prepare qwen2.5-coder-1.5b",
+    "models serve": "reflexion models serve smollm2-135m --port 8080 --parallel 2",
     "serve": "reflexion serve runs --port 8765",
 }
 

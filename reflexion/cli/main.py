@@ -1,13 +1,16 @@
-"""The `reflexion` command: run, compare, report, and inspect memory and models.
+"""The `reflexion` command: run, compare, report, inspect memory, and install or serve models.
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
     reflexion report runs/quadratic-20261122-120000
     reflexion diff runs/before runs/after
     reflexion memory list runs/quadratic-20261122-120000
     reflexion serve runs
+    reflexion models serve smollm2-135m --port 8080
 
 Bad input is one line on stderr and exit code 2; nothing already written is touched. A run
-stopped by --max-tokens-total or --timeout exits 3; the same command resumes it.
+stopped by --max-tokens-total or --timeout exits 3; the same command resumes it. Ctrl-C stops a
+run within seconds (a local model's decode is cancelled, a served model's request abandoned),
+says how far it got and the command that resumes it, and exits 130.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from reflexion.cli.common import EXIT_USAGE, Parser, one_line
+from reflexion.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 from reflexion.core.errors import ReflexionError, UsageError
 from reflexion.core.packages import check_packages
 from reflexion.core.version import VERSION
@@ -117,8 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's exit flush quiet
         return 0
     except KeyboardInterrupt:
-        print("reflexion: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+        if args.command not in ("run", "compare"):
+            print("reflexion: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        from reflexion.cli.run import resume_command
+
+        print(f"resume with: {resume_command(argv, args.out)}", file=sys.stderr)
+        # Every record is flushed and the run folder closed; what is left are worker threads
+        # in a model call or a check, which the interpreter's exit would wait for, and a
+        # model server it would tear down under them. The next run sets their trials aside.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -7,17 +7,22 @@ setting is declared once with its help, limits and default (`report` is in cli/r
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
+import shlex
 import sys
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from reflexion.cli.common import EXIT_STOPPED, typed
+from reflexion.cli.common import EXIT_STOPPED, take_sigint, typed
 from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig
 from reflexion.runner.parsers import flag_of
 
 if TYPE_CHECKING:
     from reflexion.report.build import Report
+
+R = TypeVar("R")
 
 
 def add_run_parsers(sub: Any) -> None:
@@ -86,12 +91,15 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
     from reflexion.core.runfolder import RunFolder
     from reflexion.report.build import run_pricing, write_report
     from reflexion.report.summary import format_table, summarize
-    from reflexion.runner.execute import blocking, execute
+    from reflexion.runner.execute import execute
+    from reflexion.runner.setup import default_out
 
+    if args.out is None:  # named now, so that Ctrl-C can say which folder to resume
+        args.out = str(default_out(args.env))
     names = [f.name for f in dataclasses.fields(RunConfig) if f.metadata["cli"]]
     config = RunConfig(strategies=tuple(strategies), **{n: getattr(args, n) for n in names})
-    # echo: what the run loaded, and what a resume found
-    results = blocking(execute)(config, progress=not args.no_progress, echo=_note)
+    # echo: what the run loaded, what a resume found, and how far Ctrl-C let it get
+    results = interruptible(execute(config, progress=not args.no_progress, echo=_note))
     out = results.folder or Path(str(config.out))
     saved = RunFolder(out).load_config() or config.to_dict()  # it has the run id
     if config.price:  # a price given now holds over the folder's (it changes no trial)
@@ -114,6 +122,34 @@ def cmd_run(args: argparse.Namespace, strategies: list[str]) -> int:
         print(results.stopped.message(), file=sys.stderr)
         return EXIT_STOPPED
     return 0
+
+
+def interruptible(run: Coroutine[Any, Any, R]) -> R:
+    """asyncio.run for a run, where Ctrl-C (SIGINT) cancels the run: its trials unwind, its
+    files close, and KeyboardInterrupt comes back without waiting for the worker threads still
+    in a call (a model's decode, a check), which asyncio.run would wait for."""
+    take_sigint()
+    runner = asyncio.Runner()
+    interrupted = False
+    try:
+        return runner.run(run)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        if not interrupted:
+            runner.close()
+
+
+def resume_command(argv: Sequence[str], out: str | None) -> str:
+    """The command that resumes an interrupted run: the same one, with its run folder (`out`,
+    None while it has none yet).
+
+    >>> resume_command(["compare", "--env", "sql:4"], "runs/sql-4-20261201-120000")
+    'reflexion compare --env sql:4 --out runs/sql-4-20261201-120000'
+    """
+    given = any(a == "--out" or a.startswith("--out=") for a in argv)
+    return shlex.join(["reflexion", *argv, *(() if given or out is None else ("--out", out))])
 
 
 def _note(line: str) -> None:

@@ -7,6 +7,9 @@ speed. Its server keeps one KV cache per slot and, with `cache_prompt`, reuses t
 prefix a new prompt shares with the last one in that slot: Self-Refine's prompt grows by
 appending, so most of each refine prompt is not processed again (`cached_tokens` in the usage).
 
+A reply is streamed token by token, so a cancelled call (Ctrl-C, a task.cancel()) stops its
+decode at the next token and frees its slot, where a blocking call would decode to the end.
+
     >>> model = ChatLocalGGUF.named("smollm2-135m")                       # doctest: +SKIP
     >>> model.invoke("Say hi.").text                                      # doctest: +SKIP
     'Hi! How can I help you today?'
@@ -133,9 +136,23 @@ class ChatLocalGGUF(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = self._server().handle_chat_completions(self.request(messages, stop=stop, **kwargs))
+        return self._decode(messages, threading.Event(), stop=stop, **kwargs)
+
+    def _decode(
+        self, messages: list[BaseMessage], cancel: threading.Event, **kwargs: Any
+    ) -> ChatResult:
+        """The reply to `messages`, streamed; setting `cancel` stops the decode at the next
+        token (the reply then is what came so far)."""
+        chunks: list[dict[str, Any]] = []
+
+        def take(chunk: dict[str, Any]) -> bool:
+            chunks.append(chunk)
+            return cancel.is_set()  # True: the server stops this request and frees its slot
+
+        request = self.request(messages, **kwargs) | STREAM
+        self._server().handle_chat_completions(request, take)
         prefill = messages[-1].text if messages and messages[-1].type == "ai" else ""
-        return _to_result(reply if isinstance(reply, dict) else json.loads(reply), prefill)
+        return _to_result(joined(chunks), prefill)
 
     async def _agenerate(
         self,
@@ -145,7 +162,42 @@ class ChatLocalGGUF(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         # The server call blocks; a worker thread lets concurrent episodes share its slots.
-        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self._decode, messages, cancel, stop=stop, **kwargs)
+        except asyncio.CancelledError:
+            cancel.set()  # the thread goes on to the next token, then stops the decode
+            raise
+
+
+STREAM = {"stream": True, "stream_options": {"include_usage": True}}
+
+
+def joined(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A streamed reply's chunks as the one reply a plain request gets (an error as it came).
+
+    >>> joined([{"choices": [{"delta": {"content": "Hi"}, "finish_reason": None}]},
+    ...         {"choices": [{"delta": {}, "finish_reason": "stop"}]},
+    ...         {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'choices': [{'message': {'role': 'assistant', 'content': 'Hi'}, 'finish_reason': 'stop'}],
+     'usage': {'prompt_tokens': 3, 'completion_tokens': 1}, 'timings': None}
+    """
+    text: list[str] = []
+    finish, last = None, dict[str, Any]()
+    for chunk in chunks:
+        if "error" in chunk or "choices" not in chunk:
+            return chunk if "error" in chunk else {"error": chunk}
+        for choice in chunk["choices"]:
+            text.append(choice.get("delta", {}).get("content") or "")
+            finish = choice.get("finish_reason") or finish
+        last = chunk if "usage" in chunk or "timings" in chunk else last
+    message = {"role": "assistant", "content": "".join(text)}
+    return {
+        "choices": [{"message": message, "finish_reason": finish}],
+        "usage": last.get("usage"),
+        "timings": last.get("timings"),
+    }
 
 
 def _to_result(reply: dict[str, Any], prefill: str = "") -> ChatResult:

@@ -10,12 +10,17 @@ batch, cached-input and long-context tiers differ): check the provider's page, a
     Price(input=0.15, output=0.6, source='gpt-4o-mini, list price of 2025-06-01')
     >>> pricing("qwen2.5-coder-1.5b", None).note
     'local model: no money cost'
+    >>> pricing("openai-compatible:http://127.0.0.1:8080/v1#smollm2-135m", None).note
+    'local model: no money cost'
+    >>> pricing("openai-compatible:http://gpu-box:8080/v1#qwen", None).note
+    'no price: give --price IN,OUT'
     >>> round(pricing("openai:x", "2.5,10").price.of(1_000, 200), 6)
     0.0045
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -142,7 +147,10 @@ def _local(model: str) -> bool:
     if model in MODELS or model.endswith(".gguf"):
         return True
     prefix, _, rest = model.partition(":")
-    if prefix == "openai-compatible":
-        host = urlsplit(rest.partition("#")[0]).hostname or ""
-        return host in LOCAL_HOSTS or host.startswith("127.")
-    return False
+    if prefix != "openai-compatible":
+        return False
+    host = urlsplit(rest.partition("#")[0]).hostname or ""
+    try:  # 127.0.0.1 to 127.255.255.255 and ::1; not a name such as 127.example.com
+        return host in LOCAL_HOSTS or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -62,6 +62,26 @@ def start_server(settings: ServerSettings) -> Any:
     return _runtime().Server(server_params(settings))
 
 
+def serve_http(settings: ServerSettings, host: str, port: int, name: str) -> Any:
+    """A loaded server that answers OpenAI-compatible requests (`/v1/chat/completions`,
+    `/v1/models`, with the model called `name`) on host:port over HTTP: llama.cpp's own HTTP
+    server, built into xllamacpp. Port 0 takes a free one; `.listening_address` says where.
+
+    >>> serve_http(ServerSettings("model.gguf"), "127.0.0.1", 0, "m").listening_address
+    ... # doctest: +SKIP
+    'http://127.0.0.1:40123'
+    """
+    params = server_params(settings)
+    params.hostnames = [host]
+    params.port = port
+    params.model_alias = {name}
+    try:
+        return _runtime().Server(params)
+    except RuntimeError:
+        msg = f"cannot serve {settings.path} on {host}:{port}: is the port taken?"
+        raise UsageError(msg) from None
+
+
 def _speculate(params: Any, settings: ServerSettings, kinds: Any) -> None:
     check_speculative(settings.speculative)
     if settings.speculative == "ngram":

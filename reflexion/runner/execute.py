@@ -42,9 +42,10 @@ async def execute(
 ) -> RunResults:
     """Run (or resume) every trial of `config`; returns the results its trials have in the
     folder, earlier sessions' included (if a budget stopped the run, those so far, and why in
-    `.stopped`). `given` holds the objects a Python caller passes for names in the config (see
-    reflexion.experiment.arun); `echo` gets a line for what the run loaded, and one for what a
-    resumed run found done."""
+    `.stopped`). `given` holds the objects a Python
+    caller passes for names in the config (see reflexion.experiment.arun); `echo` gets a line
+    for what the run loaded, one for what a resumed run found done, and, if the run is
+    cancelled, one for how far it got."""
     given = given or Injected()
     if config.executor == "ray":
         from reflexion.runner import cluster
@@ -69,10 +70,10 @@ async def execute(
         jobs = [job for job in _jobs(plan) if job not in done]
         others = tuple(s for s in plan.saved["strategies"] if s not in plan.config.strategies)
         resume = Resume(len(_jobs(plan)) - len(jobs), len(_jobs(plan)), plan.folder.path, others)
-        notes = (_fixed_boards(plan), _unmerged(plan), _same_task(plan)) if jobs else ()
-        _tell(echo, loaded(plan.loads), resume.message(), resume.also(), *notes)
+        _say(plan, resume, bool(jobs), echo)
         trials = _trials(plan, budget.tap(plan.folder.write_step))
-        cut = await run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+        running = run_jobs(jobs, trials, plan.folder, budget, progress, stream)
+        cut = await _saying_if_cancelled(running, plan, resume, echo)
     finally:
         plan.folder.close()
         _end(plan, held)
@@ -86,9 +87,10 @@ async def execute(
     return results
 
 
-def _tell(echo: Callable[[str], None] | None, *lines: str | None) -> None:
-    """Each line there is, to `echo` (if any)."""
-    for line in lines:
+def _say(plan: Prepared, resume: Resume, to_run: bool, echo: Callable[[str], None] | None) -> None:
+    """What the run loaded, what it found in its folder, and how lessons will be kept."""
+    notes = (_fixed_boards(plan), _unmerged(plan), _same_task(plan)) if to_run else ()
+    for line in (loaded(plan.loads), resume.message(), resume.also(), *notes):
         if line is not None and echo is not None:
             echo(line)
 
@@ -114,6 +116,22 @@ def _end(plan: Prepared, held: float | None) -> None:
     with contextlib.suppress(UsageError):  # a folder made read-only meanwhile keeps its config
         plan.folder.save_config(plan.saved)
     plan.folder.release()
+
+
+async def _saying_if_cancelled(
+    running: Coroutine[Any, Any, bool],
+    plan: Prepared,
+    resume: Resume,
+    echo: Callable[[str], None] | None,
+) -> bool:
+    """`running`'s result; if it is cancelled (Ctrl-C, a caller's task.cancel()), `echo` first
+    gets how far the run got."""
+    try:
+        return await running
+    except asyncio.CancelledError:
+        if echo is not None:
+            echo(f"interrupted: {resume.reached(_done(plan))}")
+        raise
 
 
 def _fixed_boards(plan: Prepared) -> str | None:
@@ -180,6 +198,11 @@ def _trials(plan: Prepared, sink: Callable[[Step], None]) -> TrialRunner:
 
 def _jobs(plan: Prepared) -> list[tuple[str, str, int]]:
     return jobs_of(plan.config, plan.tasks)
+
+
+def _done(plan: Prepared) -> int:
+    """How many of the run's trials have a result in its folder now."""
+    return len({r.key for r in plan.folder.results()} & set(_jobs(plan)))
 
 
 def _stream(plan: Prepared) -> list[str] | None:

@@ -6,6 +6,8 @@ trials, with what the run found there (`resume`), what it loaded before the firs
     '40 done, 20 to run in runs/main'
     >>> Resume(done=60, total=60, folder=Path("runs/main")).message()
     '60 of 60 trials already in runs/main; nothing to run'
+    >>> Resume(done=40, total=60, folder=Path("runs/main")).reached(45)
+    '45 done, 15 to run in runs/main'
     >>> Resume(0, 8, Path("runs/main"), others=("single",)).also()
     'runs/main also holds trials of single: the comparison and the report cover them too'
     >>> loaded({"embedder all-MiniLM-L6-v2 (chroma store)": 3.3, "model qwen-1.5b": 1.5})
@@ -40,6 +42,10 @@ class Resume:
         if self.done >= self.total:
             return f"{self.total} of {self.total} trials already in {self.folder}; nothing to run"
         return f"{self.done} done, {self.total - self.done} to run in {self.folder}"
+
+    def reached(self, done: int) -> str:
+        """How far the run got, once `done` of its trials have a result (it was cut off)."""
+        return f"{done} done, {self.total - done} to run in {self.folder}"
 
     def also(self) -> str | None:
         """One line when the folder holds strategies this run did not ask for (None: it holds
