@@ -61,6 +61,8 @@ class ChatLocalGGUF(BaseChatModel):
     max_tokens: int = 512
     temperature: float = 0.0  # greedy by default
     seed: int = 0
+    # every prompt processed from scratch: see reflexion.models.reproducible
+    reproducible: bool = True
     # llama.cpp continues a last assistant message (reflexion.core.protocols.Prefilling)
     prefills_answers: bool = True
     # it holds a reply to a JSON schema (reflexion.core.protocols.JsonSchemaModel)
@@ -118,7 +120,7 @@ class ChatLocalGGUF(BaseChatModel):
             "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
             "temperature": float(kwargs.get("temperature", self.temperature)),
             "seed": int(kwargs.get("seed", self.seed)),
-            "cache_prompt": True,
+            "cache_prompt": not self.reproducible,
         }
         if kwargs.get("stop"):
             request["stop"] = kwargs["stop"]

@@ -107,6 +107,18 @@ class RunConfig(Record):
         result=True,
         group=MODEL,
     )
+    reproducible: bool = setting(
+        True,
+        help="a local model reuses no prompt prefix from its cache: each prompt is computed "
+        "from scratch, so a greedy answer is the same whatever ran before it and at any "
+        "--concurrency. --no-reproducible reuses the prefix a slot holds (fewer prompt tokens "
+        "to compute; answers then vary with the order of calls: see docs/models.md)",
+        flag="--no-reproducible",
+        result=True,
+        label="reproducible decoding",
+        before=False,  # runs made before the setting reused prefixes
+        group=MODEL,
+    )
     task_tokens: int | None = setting(
         help="equal-token mode: no model call starts once a trial used N tokens (its first "
         "answer is always asked); set --episodes high enough that the tokens bind",
