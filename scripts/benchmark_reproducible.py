@@ -44,8 +44,8 @@ async def exchange(model: ChatLocalGGUF, asked: list[BaseMessage], tally: Pass) 
     texts: list[str] = []
     for _ in range(2):
         reply = await model.ainvoke(asked, temperature=0.0)
-        usage, timings = reply.usage_metadata or {}, reply.response_metadata["timings"]
-        tally.output += usage.get("output_tokens", 0)
+        timings = reply.response_metadata["timings"]
+        tally.output += reply.usage_metadata["output_tokens"] if reply.usage_metadata else 0
         tally.computed += timings["prompt_n"]
         tally.server_s += (timings["prompt_ms"] + timings["predicted_ms"]) / 1000
         texts.append(reply.text)

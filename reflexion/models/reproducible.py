@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -33,7 +34,7 @@ async def answer_all(
     prompts: Sequence[Sequence[BaseMessage]],
     order: Sequence[int],
     concurrency: int = 1,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> list[str]:
     """The greedy answers to `prompts`, in the prompts' order, asked in `order` (indexes into
     `prompts`) with at most `concurrency` calls in flight; `kwargs` go to each call (max_tokens).
