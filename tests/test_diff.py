@@ -4,6 +4,7 @@ different tasks refused in one line; scripts/compare_runs.py prints the same."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from running import RunConfig, run
 from reflexion.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--embedder", "hash-64", "--no-progress"]
 # k0 wants apple, river and (held out) zebra; k1 cloud, stone and zebra. A stream answers k0
 # first, so run A passes k0 and fails k1, run B the other way round, and C passes both.
 REPLIES = {
@@ -120,6 +122,33 @@ def test_two_runs_of_different_tasks_are_refused_in_one_line(
     assert code == 2 and err.endswith("nothing does not exist\n") and len(err.splitlines()) == 1
     code, _, err = diff([str(a)], capsys)
     assert code == 2 and "RUN_B" in err and len(err.splitlines()) == 1
+
+
+def test_diff_says_which_run_was_not_made_in_reproducible_decoding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "--env", "quadratic", "--strategy", "single", "--tasks", "2", *FAST]
+    made = {}
+    for name, extra in (("on", []), ("off", ["--no-reproducible"]), ("old", [])):
+        made[name] = tmp_path / name
+        assert main([*argv, *extra, "--out", str(made[name])]) == 0
+    saved = {name: json.loads((f / "config.json").read_text()) for name, f in made.items()}
+    assert saved["on"]["reproducible"] is True and saved["off"]["reproducible"] is False
+    # a folder from a version before the setting: its config.json has no such key
+    del saved["old"]["reproducible"]
+    (made["old"] / "config.json").write_text(json.dumps(saved["old"]))
+    note = "not made in reproducible decoding"
+    code, printed, _ = diff([str(made["on"]), str(made["on"])], capsys)
+    assert code == 0 and note not in printed
+    code, printed, _ = diff([str(made["on"]), str(made["off"])], capsys)
+    assert code == 0 and f"\nrun B {note} (--no-reproducible" in printed
+    assert "settings that differ: reproducible\n" in printed
+    code, printed, _ = diff([str(made["old"]), str(made["off"])], capsys)
+    assert code == 0 and f"\nrun A and run B {note}" in printed
+    # resuming the old folder keeps its mode: the default is refused, --no-reproducible resumes
+    assert main([*argv, "--out", str(made["old"])]) == 2
+    assert "reproducible=False, not True" in capsys.readouterr().err
+    assert main([*argv, "--no-reproducible", "--out", str(made["old"])]) == 0
 
 
 def test_the_diff_agrees_with_the_paired_test_on_the_same_verdicts(tmp_path: Path) -> None:

@@ -40,13 +40,17 @@ def test_greedy_decoding_is_repeatable(small: ChatLocalGGUF) -> None:
     assert small.invoke(prompt).text == small.invoke(prompt).text
 
 
-def test_a_grown_prompt_reuses_the_kv_cache(small: ChatLocalGGUF) -> None:
+def test_a_grown_prompt_reuses_the_kv_cache_unless_decoding_is_reproducible() -> None:
     first = [HumanMessage("Here is a long story about a cat. " * 30 + "Summarise it.")]
-    reply = small.invoke(first)
-    grown = [*first, reply, HumanMessage("Now shorter.")]
-    usage = small.invoke(grown).usage_metadata
-    assert usage is not None
-    assert usage["input_token_details"]["cache_read"] >= usage["input_tokens"] // 2
+    grown = [*first, AIMessage("A cat sleeps."), HumanMessage("Now shorter.")]
+    served = {}
+    for reproducible in (False, True):
+        model = ChatLocalGGUF.named("smollm2-135m", max_tokens=24, reproducible=reproducible)
+        model.invoke(first)
+        usage = model.invoke(grown).usage_metadata
+        assert usage is not None
+        served[reproducible] = usage["input_token_details"]["cache_read"], usage["input_tokens"]
+    assert served[False][0] >= served[False][1] // 2 and served[True][0] == 0
 
 
 def test_concurrent_calls_share_one_loaded_model(small: ChatLocalGGUF) -> None:

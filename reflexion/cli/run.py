@@ -81,9 +81,9 @@ def option_of(f: dataclasses.Field[Any]) -> tuple[str, dict[str, Any]]:
         kwargs["choices"] = meta["choices"]
     if f.name == "env":
         kwargs |= {"required": True, "default": None}
-    if isinstance(default, bool):  # a switch: on when given
+    if isinstance(default, bool):  # a switch: it turns the default over when given
         kwargs = {"dest": f.name, "default": default, "help": meta["help"]}
-        kwargs["action"] = "store_true"
+        kwargs["action"] = "store_false" if default else "store_true"
     return flag_of(f), kwargs
 
 

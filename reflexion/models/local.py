@@ -6,6 +6,8 @@ a second, where llama-cpp-python builds from source for ~9 minutes on 2 cores, a
 speed. Its server keeps one KV cache per slot and, with `cache_prompt`, reuses the longest
 prefix a new prompt shares with the last one in that slot: Self-Refine's prompt grows by
 appending, so most of each refine prompt is not processed again (`cached_tokens` in the usage).
+That reuse makes greedy answers depend on the order of calls, so it is off unless
+`reproducible=False` (reflexion.models.reproducible).
 
 A reply is streamed token by token, so a cancelled call (Ctrl-C, a task.cancel()) stops its
 decode at the next token and frees its slot, where a blocking call would decode to the end.
@@ -53,7 +55,9 @@ class ChatLocalGGUF(BaseChatModel):
     """A chat model over a local GGUF file; loaded once per process per (file, slots, context).
 
     `parallel` slots decode concurrent requests in one batch, which on a CPU gives more tokens per
-    second in total than one request at a time; each slot has `context` tokens.
+    second in total than one request at a time; each slot has `context` tokens. `reproducible`
+    (the default) computes every prompt from scratch in one slot, whatever `parallel` says, so a
+    greedy answer does not depend on the calls before or beside it (reflexion.models.reproducible).
     """
 
     path: str
@@ -64,6 +68,8 @@ class ChatLocalGGUF(BaseChatModel):
     max_tokens: int = 512
     temperature: float = 0.0  # greedy by default
     seed: int = 0
+    # every prompt processed from scratch: see reflexion.models.reproducible
+    reproducible: bool = True
     # llama.cpp continues a last assistant message (reflexion.core.protocols.Prefilling)
     prefills_answers: bool = True
     # it holds a reply to a JSON schema (reflexion.core.protocols.JsonSchemaModel)
@@ -103,9 +109,9 @@ class ChatLocalGGUF(BaseChatModel):
 
     @property
     def settings(self) -> ServerSettings:
-        return ServerSettings(
-            self.path, self.context, self.parallel, self.threads, self.speculative
-        )
+        # subtle: calls decoded in one batch round differently, so reproducible means one slot
+        slots = 1 if self.reproducible else self.parallel
+        return ServerSettings(self.path, self.context, slots, self.threads, self.speculative)
 
     def _server(self) -> Any:
         key = self.settings
@@ -121,7 +127,7 @@ class ChatLocalGGUF(BaseChatModel):
             "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
             "temperature": float(kwargs.get("temperature", self.temperature)),
             "seed": int(kwargs.get("seed", self.seed)),
-            "cache_prompt": True,
+            "cache_prompt": not self.reproducible,
         }
         if kwargs.get("stop"):
             request["stop"] = kwargs["stop"]

@@ -23,16 +23,17 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
-def load_model(spec: str, speculative: str = "none") -> BaseChatModel:
+def load_model(spec: str, speculative: str = "none", reproducible: bool = True) -> BaseChatModel:
     """Build the chat model `spec` names; a bad name is a UsageError, not a traceback.
-    `speculative` (see reflexion.models.server) applies to a local model only."""
+    `speculative` (see reflexion.models.server) and `reproducible` (see
+    reflexion.models.reproducible) apply to a local model only."""
     from reflexion.models.files import MODELS
 
     prefix, _, rest = spec.partition(":")
     if spec in MODELS or spec.endswith(".gguf"):
         from reflexion.models.local import ChatLocalGGUF
 
-        return ChatLocalGGUF.named(spec, speculative=speculative)
+        return ChatLocalGGUF.named(spec, speculative=speculative, reproducible=reproducible)
     if speculative != "none":
         msg = f"--speculative {speculative} needs a local model, not {spec!r}"
         raise UsageError(msg)

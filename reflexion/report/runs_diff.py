@@ -17,14 +17,16 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record, Step, TaskResult
 from reflexion.core.runfolder import not_a_run
-from reflexion.report.folders import differing_settings, run_results, run_steps
+from reflexion.report.folders import differing_settings, run_config, run_results, run_steps
 from reflexion.report.memory import is_call
 from reflexion.report.paired import Pair, pair, pair_rows
 from reflexion.report.summary import align
+from reflexion.runner.config import default_of
 
 CHANGED_SHOWN = 8  # task ids listed per strategy and direction; the rest are counted
 
@@ -69,6 +71,7 @@ class RunsDiff(Record):
     strategies: tuple[StrategyDiff, ...]
     settings: tuple[str, ...]  # settings that change results on which the two runs differ
     only: tuple[str, ...] = ()  # strategies only one of the runs holds
+    unreproducible: tuple[str, ...] = ()  # "A", "B": runs not made in reproducible decoding
 
 
 def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
@@ -98,7 +101,18 @@ def diff_runs(a: str | Path, b: str | Path) -> RunsDiff:
         tuple(strategy_diff(s, results, steps) for s in shared),
         tuple(differing_settings(a, b)),
         only,
+        tuple(side for side, f in zip("AB", (a, b), strict=True) if unreproducible(run_config(f))),
     )
+
+
+def unreproducible(config: dict[str, Any]) -> bool:
+    """Whether a run's greedy answers may depend on the order and concurrency of its model calls:
+    it was made with --no-reproducible, or before the setting existed.
+
+    >>> unreproducible({"reproducible": True}), unreproducible({})
+    (False, True)
+    """
+    return not config.get("reproducible", default_of("reproducible"))
 
 
 def check_same_tasks(
@@ -223,6 +237,13 @@ def format_diff(d: RunsDiff) -> str:
     parts = [f"A = {d.a}\nB = {d.b}\nenv {d.env}; settings that differ: {differ}"]
     if d.only:
         parts.append(f"in one run only (not compared): {', '.join(d.only)}")
+    if d.unreproducible:
+        runs = " and ".join(f"run {side}" for side in d.unreproducible)
+        parts.append(
+            f"{runs} not made in reproducible decoding (--no-reproducible, or a version before "
+            "it): a greedy answer there depends on the order and concurrency of calls, so a few "
+            "tasks won or lost can be decoding noise (docs/models.md gives the noise floor)"
+        )
     if not d.strategies:
         parts.append("no strategy ran in both: nothing to pair")
         return "\n\n".join(parts)

@@ -17,19 +17,9 @@ from typing import Any
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
 from reflexion.actor import ROLE_TOKENS
-from reflexion.core.errors import UsageError
 from reflexion.core.records import Record
 from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
-from reflexion.runner.parsers import (
-    check_faults_and_budget,
-    check_fields,
-    check_memory_settings,
-    check_model_settings,
-    path_text,
-    positive,
-    role_limits,
-    setting,
-)
+from reflexion.runner.parsers import check_run, path_text, positive, role_limits, setting
 from reflexion.trial.feedback import FEEDBACK_MODES
 
 # The headings `--help` lists the options under, in this order (a setting's `group`).
@@ -105,6 +95,18 @@ class RunConfig(Record):
         "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
         "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
         result=True,
+        group=MODEL,
+    )
+    reproducible: bool = setting(
+        True,
+        help="a local model reuses no prompt prefix from its cache: each prompt is computed "
+        "from scratch, so a greedy answer is the same whatever ran before it and at any "
+        "--concurrency. --no-reproducible reuses the prefix a slot holds (fewer prompt tokens "
+        "to compute; answers then vary with the order of calls: see docs/models.md)",
+        flag="--no-reproducible",
+        result=True,
+        label="reproducible decoding",
+        before=False,  # runs made before the setting reused prefixes
         group=MODEL,
     )
     task_tokens: int | None = setting(
@@ -369,19 +371,8 @@ class RunConfig(Record):
     )
 
     def validate(self) -> None:
-        """Raise a one-line UsageError for a setting out of its range."""
-        check_fields(self)  # each field's limits and choices, as `setting` declared them
-        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
-            msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
-            raise UsageError(msg)
-        if self.stream_seed is not None and self.order != "stream":
-            msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
-            raise UsageError(msg)
-        check_model_settings(self.max_tokens, self.speculative, self.price, str(self.rank))
-        check_faults_and_budget(
-            self.retries, self.call_timeout, self.timeout_s, self.max_tokens_total
-        )
-        check_memory_settings(self)
+        """Raise a one-line UsageError for a setting out of its range (see check_run)."""
+        check_run(self)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

@@ -193,3 +193,20 @@ def check_memory_settings(config: Any) -> None:
     if ray_address is not None and executor != "ray":
         msg = "--ray-address names the cluster of --executor ray: add that, or leave it out"
         raise UsageError(msg)
+
+
+def check_run(config: Any) -> None:
+    """Raise a one-line UsageError for a setting of `config` (a RunConfig) out of its range."""
+    check_fields(config)  # each field's limits and choices, as `setting` declared them
+    if not 0.0 <= config.temperature <= 2.0 or not 0 <= config.seed < 2**31:
+        msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
+        raise UsageError(msg)
+    if config.stream_seed is not None and config.order != "stream":
+        msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
+        raise UsageError(msg)
+    rank = str(config.rank)
+    check_model_settings(config.max_tokens, config.speculative, config.price, rank)
+    check_faults_and_budget(
+        config.retries, config.call_timeout, config.timeout_s, config.max_tokens_total
+    )
+    check_memory_settings(config)

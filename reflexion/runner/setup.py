@@ -307,7 +307,8 @@ def _actors(env: Env, config: RunConfig, given: Injected, loads: dict[str, float
         from reflexion.models.registry import load_model
 
         with timed(loads, f"model {config.model}"):
-            model = load_model(config.model, config.speculative)  # a bad name fails here
+            # a bad name fails here
+            model = load_model(config.model, config.speculative, config.reproducible)
     if config.executor == "ray":
         return _on_the_workers  # they load the model; the driver never calls it
     if model is not None:
@@ -353,7 +354,7 @@ def _curator(config: RunConfig, given: Injected, loads: dict[str, float]) -> Bas
 
     with timed(loads, f"curator {config.curator_model}"):
         try:
-            curator = load_model(config.curator_model, "none")
+            curator = load_model(config.curator_model, "none", config.reproducible)
         except UsageError as exc:  # its message names --model: say which option it was
             msg = str(exc).replace("--model", "--curator-model", 1)
             raise UsageError(msg) from None
