@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from envs import make_env
-from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, Step, load_model
+from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, load_model
+from reflexion.core.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL
 
 KINDS = {"item": Kind.ITEM, "rule": Kind.RULE, "cheatsheet": Kind.CHEATSHEET}
@@ -33,8 +34,7 @@ def recorded(run: Path, strategy: str, seed: int) -> dict[str, dict[str, Any]]:
     """Per task: its attempts (each prompt, answer and verdict shown, in order), and the lessons
     the run stored."""
     tasks: dict[str, dict[str, Any]] = {}
-    for line in (run / "trace.jsonl").read_text().splitlines():
-        step = Step.from_dict(json.loads(line))
+    for step in RunFolder(run).steps():  # trace.jsonl, or a kept folder's trace.jsonl.gz
         if (step.strategy, step.seed) != (strategy, seed):
             continue
         mine = tasks.setdefault(step.task_id, {"tried": [], "stored": []})
@@ -78,7 +78,7 @@ def arguments() -> argparse.Namespace:
 
 
 async def ask(args: argparse.Namespace) -> int:
-    if not (args.run / "trace.jsonl").is_file():
+    if not RunFolder(args.run).trace_file.is_file():
         print(f"error: no trace.jsonl in {args.run}", file=sys.stderr)
         return 2
     found, tasks = recorded(args.run, args.strategy, args.seed), make_env(args.env).tasks()

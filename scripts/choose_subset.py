@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from reflexion import TaskResult
+from reflexion.core.runfolder import RunFolder
 from reflexion.report import run_results
 
 PREFIX = "HumanEval/"
@@ -51,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.count is not None and args.count < 1:
         fail(f"--count must be at least 1, got {args.count}")
-    if not (args.run / "results.jsonl").is_file():
+    if not RunFolder(args.run).results_file.is_file():
         fail(f"no results.jsonl in {args.run}")
     results = run_results(args.run)
     tried = {r.task_id for r in results if r.strategy == args.strategy}

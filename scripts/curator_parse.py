@@ -39,6 +39,8 @@ from reflexion import (
     UsageError,
     load_model,
 )
+from reflexion.core.jsonl import read_jsonl
+from reflexion.core.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
@@ -107,8 +109,7 @@ def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:
     human message of its first answer), its answer and its visible verdict."""
     final: dict[tuple[str, str], tuple[Task, Attempt]] = {}
     asked: dict[tuple[str, str], str] = {}
-    for line in (folder / "trace.jsonl").read_text().splitlines():
-        step = json.loads(line)
+    for step in read_jsonl(RunFolder(folder).trace_file):  # plain, or a kept folder's .gz
         key = (step["strategy"], step["task_id"])
         if step["kind"] == "generate" and key not in asked:
             human = [m["content"] for m in step["prompt"] if m["role"] == "human"]
@@ -131,7 +132,7 @@ async def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/curator-parse.jsonl"))
     args = parser.parse_args()
     try:
-        if not (args.run / "trace.jsonl").is_file():
+        if not RunFolder(args.run).trace_file.is_file():
             msg = f"no trace.jsonl in {args.run}"
             raise UsageError(msg)
         todo, run_id = list(attempts(args.run, args.limit)), run_id_of(args.run)

@@ -80,3 +80,22 @@ def test_every_docs_page_is_listed_in_the_index() -> None:
 def test_the_readme_is_short() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 260, f"README.md has {len(lines)} lines; move reference text to docs/"
+
+
+def test_the_results_page_and_the_headline_stay_a_reference() -> None:
+    results = (ROOT / "docs" / "results.md").read_text(encoding="utf-8").splitlines()
+    assert len(results) <= 300, (
+        f"docs/results.md has {len(results)} lines; move detail to docs/results/"
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    headline = readme[readme.index("## Headline") :]
+    headline = headline[: headline.index("\n## ", 1)]
+    assert len(headline) <= 2500, f"the README's headline has {len(headline)} characters"
+
+
+def test_the_dated_pages_links_resolve() -> None:
+    dated = sorted((ROOT / "docs" / "results").glob("*.md"))
+    assert len(dated) > 30
+    # a link to a kept run folder is to a folder, which is there without an index.md
+    bad = [b for p in dated for b in broken_links(p) if not b.endswith("/: no such file")]
+    assert bad == []

@@ -13,6 +13,7 @@ a backend that cannot do a verb says so in one line.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 from datetime import datetime
 from pathlib import Path
@@ -158,11 +159,14 @@ def _timestamp(text: str) -> float:
 
 
 def _read_export(path: Path) -> list[Reflection]:
-    """Every line of a JSONL export, checked before anything is written."""
+    """Every line of a JSONL export (gzipped where the name ends in .gz), checked before
+    anything is written."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        msg = f"cannot read {path}: {exc.strerror or exc}"
+        data = path.read_bytes()
+        # a kept run folder's export is gzipped (memory.jsonl.gz)
+        lines = (gzip.decompress(data) if path.suffix == ".gz" else data).decode().splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        msg = f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
         raise UsageError(msg) from None
     out = []
     for n, line in enumerate(lines, start=1):

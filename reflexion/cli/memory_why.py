@@ -40,7 +40,7 @@ def add_why_verb(verbs: Any) -> None:
 
 def cmd_memory_why(args: argparse.Namespace, stores: list[Curated]) -> None:
     folder = RunFolder(args.path)
-    if not (args.path / "trace.jsonl").is_file():  # a store folder has the lessons, not the recalls
+    if not folder.trace_file.is_file():  # a store folder has the lessons, not the recalls
         msg = f"no trace.jsonl in {args.path}: memory why reads a run folder's recalls"
         raise UsageError(msg)
     steps = folder.steps()

@@ -1,6 +1,7 @@
 """Append-only JSON-lines files that survive a kill: flushed per record, a torn last line dropped.
 
-The run folder's trace and results and the window memory's file are all written this way:
+The run folder's trace and results and the window memory's file are all written this way (and
+read back from a gzipped copy too, `NAME.jsonl.gz`, as a published run folder keeps them):
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
@@ -12,6 +13,7 @@ The run folder's trace and results and the window memory's file are all written 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -29,10 +31,11 @@ def read_jsonl(path: Path) -> list[JSON]:
 
 def read_numbered(path: Path) -> list[tuple[int, JSON]]:
     """`read_jsonl` with each record's line number. A line that is JSON but not an object is a
-    damaged file, as a line that is not JSON is (unless it is the torn last one)."""
+    damaged file, as a line that is not JSON is (unless it is the torn last one). A path ending
+    in .gz is read through gzip."""
     if not path.exists():
         return []
-    lines = path.read_bytes().split(b"\n")
+    lines = _read_bytes(path).split(b"\n")
     records: list[tuple[int, JSON]] = []
     for number, line in enumerate(lines[:-1], start=1):
         if not line.strip():
@@ -50,6 +53,18 @@ def read_numbered(path: Path) -> list[tuple[int, JSON]]:
             raise UsageError(msg) from None
         records.append((number, record))
     return records
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, unzipped where its name ends in .gz; a broken archive is one line."""
+    data = path.read_bytes()
+    if path.suffix != ".gz":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        msg = f"{path} is not a readable gzip file ({exc}); the file is damaged"
+        raise UsageError(msg) from None
 
 
 class JsonlLog:

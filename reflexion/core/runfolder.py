@@ -6,6 +6,8 @@ Re-opening a folder resumes it: finished task x strategy x seed trials are skipp
 of trials that were cut off is moved to trace.interrupted.jsonl, so trace.jsonl holds each
 finished trial's steps exactly once. While a run writes the folder it holds running.json (its
 process and host), so a reader can tell a run still going from one that stopped (`run_state`).
+A kept folder (one published with the docs) holds results.jsonl.gz and trace.jsonl.gz instead:
+every reader reads them as they are, and a run refuses to write into such a folder.
 
     >>> folder = RunFolder(Path("runs/demo"))          # doctest: +SKIP
     >>> done = {r.key for r in folder.results()}        # doctest: +SKIP
@@ -35,6 +37,7 @@ CONFIG, TRACE, RESULTS, INTERRUPTED = (
     "trace.interrupted.jsonl",
 )
 RUNNING = "running.json"  # held while a run writes the folder: its process, host and start
+KEPT = ".gz"  # the suffix of a kept folder's results and trace: read, never appended to
 
 
 class RunFolder:
@@ -46,6 +49,20 @@ class RunFolder:
     @property
     def config_path(self) -> Path:
         return self.path / CONFIG
+
+    @property
+    def results_file(self) -> Path:
+        """results.jsonl, or results.jsonl.gz in a kept folder that holds only that."""
+        return self._stored(RESULTS)
+
+    @property
+    def trace_file(self) -> Path:
+        """trace.jsonl, or trace.jsonl.gz in a kept folder that holds only that."""
+        return self._stored(TRACE)
+
+    def _stored(self, name: str) -> Path:
+        plain, kept = self.path / name, self.path / (name + KEPT)
+        return kept if not plain.exists() and kept.exists() else plain
 
     def load_config(self) -> JSON | None:
         if not self.config_path.exists():
@@ -71,6 +88,13 @@ class RunFolder:
         except OSError as exc:  # a folder above it we may not look into
             msg = f"cannot write the run folder {self.path}: {exc.strerror or exc}"
             raise UsageError(msg) from None
+        kept = [f for f in (self.results_file, self.trace_file) if f.suffix == KEPT]
+        if kept and folder == self.path:  # appending beside a gzipped copy would split the run
+            msg = (
+                f"{self.path} is a kept run folder ({kept[0].name}): it is read, not resumed; "
+                "gunzip its .jsonl.gz files in a copy of it to run on"
+            )
+            raise UsageError(msg)
         if not folder.is_dir():
             why = f"{folder} is not a folder"
         else:
@@ -95,15 +119,15 @@ class RunFolder:
             raise UsageError(msg) from None
 
     def results(self) -> list[TaskResult]:
-        return _read_records(self.path / RESULTS, TaskResult)
+        return _read_records(self.results_file, TaskResult)
 
     def steps(self) -> list[Step]:
-        return _read_records(self.path / TRACE, Step)
+        return _read_records(self.trace_file, Step)
 
     def unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:
         """The trace steps of trials with no result (read only: see set_aside_unfinished)."""
         done = set(done)
-        records = _keyed(self.path / TRACE)
+        records = _keyed(self.trace_file)
         return [r for r in records if (r["strategy"], r["task_id"], r["seed"]) not in done]
 
     def set_aside_unfinished(self, done: Iterable[tuple[str, str, int]]) -> list[JSON]:

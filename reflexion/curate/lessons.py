@@ -189,7 +189,7 @@ def recollections(path: Path, reflection_id: str) -> list[Recollection]:
     """Every recall step in the run's trace that returned this reflection (see Recollection).
     What the attempt is compared with is the recalling trial's own previous attempt: for
     another task's recall, the lesson's score is of another task."""
-    if not (path / "trace.jsonl").exists():
+    if not RunFolder(path).trace_file.exists():
         return []
     steps = RunFolder(path).steps()
     scores = {

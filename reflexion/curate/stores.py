@@ -21,6 +21,7 @@ from reflexion.core.curation import Curated
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Closable
 from reflexion.core.runfolder import RunFolder
+from reflexion.curate.kept import kept_export, kept_file, refused
 
 
 def check_has_memory(path: Path, url: str | None) -> None:
@@ -73,8 +74,8 @@ def run_chroma_url(path: Path) -> str | None:
 @contextlib.contextmanager
 def opened(path: Path, url: str | None, access: Access = Access.READ) -> Iterator[list[Curated]]:
     """Every store a backend finds for this run folder (or store folder), closed after the
-    block; with Access.EDIT, each held against other writers meanwhile. StoreError when there
-    is none."""
+    block; with Access.EDIT, each held against other writers meanwhile. A kept folder's export
+    (reflexion.curate.kept) stands in for a store, to read only. StoreError when there is none."""
     url = url or run_chroma_url(path)
     check_has_memory(path, url)
     settings = settings_for(path, url)
@@ -86,6 +87,10 @@ def opened(path: Path, url: str | None, access: Access = Access.READ) -> Iterato
                 held.callback(store.close)
             if isinstance(store, Curated):  # a store of the run's contract only: none to show
                 found.append(store)
+        if not found and path.is_dir() and kept_file(path) is not None:
+            if access is not Access.READ:
+                raise StoreError(refused(path))
+            found = [s for s in [kept_export(path)] if s is not None]
         if not found:
             raise StoreError(_none_found(path, settings))
         yield found

@@ -71,7 +71,7 @@ class Site:
 
     def results(self, name: str) -> list[TaskResult]:
         """The run's results, read again only when the file changed (as `steps`)."""
-        path = self.run(name) / "results.jsonl"
+        path = RunFolder(self.run(name)).results_file
         if not path.exists():
             return []
         mtime = (path.stat().st_mtime_ns, path.stat().st_size)
@@ -83,7 +83,7 @@ class Site:
 
     def steps(self, name: str) -> list[Step]:
         """The run's trace, read again only when the file changed (a run may still be going)."""
-        trace = self.run(name) / "trace.jsonl"
+        trace = RunFolder(self.run(name)).trace_file
         if not trace.exists():
             return []
         mtime = trace.stat().st_mtime
