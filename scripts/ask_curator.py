@@ -24,7 +24,7 @@ from typing import Any
 
 from envs import make_env
 from reflexion import Attempt, ChatActor, Kind, ReflexionError, Score, load_model
-from reflexion.core.runfolder import RunFolder
+from reflexion.core import RunFolder
 from reflexion.models import DEFAULT_MODEL
 
 KINDS = {"item": Kind.ITEM, "rule": Kind.RULE, "cheatsheet": Kind.CHEATSHEET}

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from reflexion import TaskResult
-from reflexion.core.runfolder import RunFolder
+from reflexion.core import RunFolder
 from reflexion.report import run_results
 
 PREFIX = "HumanEval/"

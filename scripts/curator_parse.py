@@ -39,8 +39,7 @@ from reflexion import (
     UsageError,
     load_model,
 )
-from reflexion.core.jsonl import read_jsonl
-from reflexion.core.runfolder import RunFolder
+from reflexion.core import RunFolder, read_jsonl
 from reflexion.models import DEFAULT_MODEL
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)

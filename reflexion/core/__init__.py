@@ -1,9 +1,12 @@
-"""Core types every layer shares: records, protocols, errors. Imports nothing else of ours."""
+"""Core types every layer shares: records, protocols, errors, the run folder and its JSONL
+files. Imports nothing else of ours."""
 
 from reflexion.core.errors import ReflexionError, StoreError, UsageError
+from reflexion.core.jsonl import read_jsonl
 from reflexion.core.lesson_records import Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Actor, Embedder, Env, Memory, Trial
 from reflexion.core.records import Attempt, Call, Message, Score, Step, Task, TaskResult, Turn
+from reflexion.core.runfolder import RunFolder
 
 __all__ = [
     "Actor",
@@ -18,6 +21,7 @@ __all__ = [
     "RecallScope",
     "Reflection",
     "ReflexionError",
+    "RunFolder",
     "Score",
     "Step",
     "StoreError",
@@ -26,4 +30,5 @@ __all__ = [
     "Trial",
     "Turn",
     "UsageError",
+    "read_jsonl",
 ]
