@@ -166,7 +166,7 @@ class Chosen(Record):
     strategy: str | None = None
     run: str | None = None
     before: float | None = None  # made before this unix time
-    kind: str | None = None  # a kind of lesson (reflexion.core.records.Kind)
+    kind: str | None = None  # a kind of lesson (reflexion.core.lesson_records.Kind)
 
     def admits(self, r: Reflection) -> bool:
         return (

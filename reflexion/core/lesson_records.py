@@ -1,6 +1,6 @@
 """The lessons a memory holds and the rule of what a recall may see: a lesson's `Kind`, the
 `Reflection` record with its provenance, a board's `BoardEdit`, a `Recalled` hit and the
-`RecallScope` of an asking episode. `reflexion.core.records` re-exports them.
+`RecallScope` of an asking episode.
 
     >>> scope = RecallScope("quad", "t1", "run-b", "reflexion", 0, 1, leave_task_out=True)
     >>> scope.admits(Reflection("r1", "x", "run-a", "reflexion", "quad", "t1", 0, 1, 0.0, 0.0))
