@@ -1,5 +1,6 @@
-"""The Python API a user runs experiments with: `reflexion.run` and `arun`, objects in place of
-names (env, model, memory, actor, strategies), and what LangChain callbacks see."""
+"""The Python API a user runs experiments with: the public names (`dir(reflexion)`, a star
+import), `reflexion.run` and `arun` and the results they return, objects in place of names (env,
+model, memory, actor, strategies), and what LangChain callbacks see."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The command line's options as a user types them: one name for how many lines `memory list`
 and `memory search` print (`--limit`, with `--k` its alias), `memory list --run` and the run id
 on every listing of a shared store (list, show, the web memory page), a "did you mean" for a
-mistyped env, options that contradict each other refused in one line, and a warning for an
-option that does nothing for the env. Real runs of the quadratic drill with the hash embedder."""
+mistyped env or strategy, more tasks than the env has, options that contradict each other
+refused in one line, and a warning for an option that does nothing for the env. Real runs of
+the quadratic drill with the hash embedder."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The README and docs/ hold together: every relative link between pages reaches a file, every
-anchor a heading in it, and the README stays short."""
+anchor a heading in it, the README stays short and says what the drill takes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The memory of the designs that learn across tasks, under replies that do not parse, calls that
-fail, and more than one seed: a bad reply is said in the trace and changes nothing, and every
-lesson a trial keeps is stored, once, on its own seed's board."""
+fail, and more than one seed: a bad reply (the prompt's blanks copied back) is said in the trace
+and changes nothing, and every lesson a trial keeps is stored, once, on its own seed's board."""
 
 from __future__ import annotations
 

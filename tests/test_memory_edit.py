@@ -1,5 +1,6 @@
 """`reflexion memory forget|edit|history|revert|import` on a real run's Chroma store: every
-change kept in the store's history, dry runs that change nothing, and one-line errors."""
+change kept in the store's history (`revert --to` one of it), a lesson's credit afresh after an
+edit, dry runs that change nothing, and one-line errors."""
 
 from __future__ import annotations
 

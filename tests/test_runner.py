@@ -1,4 +1,6 @@
-"""The run folder: resume without duplicates, torn lines, and settings that must not change."""
+"""The run folder: resume without duplicates (and what a resume says it found), torn lines,
+settings that must not change, config.json's version and model, and one-time loads timed apart
+from the trials."""
 
 from __future__ import annotations
 
