@@ -20,10 +20,9 @@ from memory.embedders import (
     HashEmbedder,
     SentenceTransformerEmbedder,
     embedder_for,
-    known_embedder,
 )
 from memory.hygiene import placeholder, same_wording
-from memory.registry import BACKENDS, get_backend, open_store, register_backend
+from memory.registry import BACKENDS, open_store, register_backend
 from memory.window import WindowMemory
 
 __all__ = [
@@ -38,8 +37,6 @@ __all__ = [
     "StoreSettings",
     "WindowMemory",
     "embedder_for",
-    "get_backend",
-    "known_embedder",
     "open_store",
     "placeholder",
     "register_backend",

@@ -51,7 +51,6 @@ if _typing.TYPE_CHECKING:
     from memory import BACKENDS, Backend, ChromaMemory, HashEmbedder, WindowMemory
     from memory.registry import register_backend
     from reflexion.actor.chat import ChatActor
-    from reflexion.actor.prompts import generate_messages
     from reflexion.agent import GraphActor, ReflexionMemory, ReflexionRetriever
     from reflexion.experiment import arun, run
     from reflexion.models.registry import load_model
@@ -67,7 +66,6 @@ _LAZY = {
     "run": "reflexion.experiment",  # the runner's run, and the comparison the CLI writes
     "arun": "reflexion.experiment",
     "ChatActor": "reflexion.actor.chat",  # the actor a run builds around a chat model
-    "generate_messages": "reflexion.actor.prompts",  # what that actor asks for a first answer
     "ReflexionMemory": "reflexion.agent",  # the memory in your own agent (docs/own-agent.md)
     "ReflexionRetriever": "reflexion.agent",
     "GraphActor": "reflexion.agent",
@@ -142,7 +140,6 @@ __all__ = [
     "UsageError",
     "WindowMemory",
     "arun",
-    "generate_messages",
     "load_model",
     "make_env",
     "register_backend",

@@ -14,8 +14,7 @@ results with the comparison table, the paired comparisons, plain records and the
     >>> [p.name for p in results.files][:1]                               # doctest: +SKIP
     ['comparison.json']
 
-The results are still the list of TaskResult that `run` always returned: iterate, index and
-`len` them as before.
+The results are a list of TaskResult: iterate, index and `len` them.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class Results(RunResults):
-    """What `run` returns: the run folder's TaskResults (a list, as before; a resume that asks
+    """What `run` returns: the run folder's TaskResults (a list; a resume that asks
     for fewer strategies gets the others' too), and their comparison.
     `report` holds the files written (None with `run(..., report=False)`, or when no trial
     finished); `config` is the run folder's config.json."""

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from envs.humaneval import HumanEvalEnv
-from reflexion import ChatActor, Task, generate_messages
+from reflexion import ChatActor, Task
 from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF, start_server
 
 TOKENS = 256
@@ -40,7 +40,7 @@ def ours(actor: ChatActor, task: Task) -> tuple[int, float]:
 def raw(server: object, model: ChatLocalGGUF, task: Task) -> tuple[int, float]:
     from langchain_core.messages import AIMessage
 
-    asked = [*generate_messages(task, []), AIMessage(task.spec["answer_prefix"])]
+    asked = [*ChatActor(model).prompt(task), AIMessage(task.spec["answer_prefix"])]
     request = model.request(asked, max_tokens=TOKENS, temperature=0.0)
     start = time.perf_counter()
     reply = server.handle_chat_completions(request)  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from envs import make_env
-from reflexion import generate_messages
+from reflexion import ChatActor
 from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF
 
 CHECK = "Check your function against the docstring's examples and give the corrected function."
@@ -74,11 +74,12 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8, help="HumanEval's first N (8)")
     parser.add_argument("--tokens", type=int, default=128, help="tokens per answer (128)")
     args = parser.parse_args()
-    prompts = [generate_messages(t, []) for t in make_env(f"humaneval:{args.tasks}").tasks()]
     modes = {
         name: ChatLocalGGUF.named(args.model, max_tokens=args.tokens, reproducible=on)
         for name, on in (("prefix reuse", False), ("reproducible", True))
     }  # one server: equal settings share it
+    actor = ChatActor(next(iter(modes.values())))
+    prompts = [actor.prompt(t) for t in make_env(f"humaneval:{args.tasks}").tasks()]
     next(iter(modes.values())).load()
     forward, backward = list(range(len(prompts))), list(reversed(range(len(prompts))))
     passes: dict[str, list[Pass]] = {name: [] for name in modes}

@@ -15,13 +15,13 @@ import asyncio
 import time
 
 from envs import make_env
-from reflexion import Task, generate_messages
+from reflexion import ChatActor, Task
 from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF
 
 
 async def both(model: ChatLocalGGUF, task: Task, tokens: int) -> tuple[int, float]:
     """The question asked twice at once, greedy and sampled: output tokens and wall seconds."""
-    asked = generate_messages(task, [])
+    asked = ChatActor(model).prompt(task)
     start = time.perf_counter()
     replies = await asyncio.gather(
         model.ainvoke(asked, max_tokens=tokens, temperature=0.0),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage
 
 from envs.humaneval import HumanEvalEnv
-from reflexion import Task, generate_messages
+from reflexion import ChatActor, Task
 from reflexion.models import DEFAULT_MODEL, ChatLocalGGUF
 
 
@@ -28,8 +28,8 @@ class Tally:
     passed: list[bool] = field(default_factory=list)
 
 
-def messages(task: Task, prefill: bool) -> list[BaseMessage]:
-    asked = generate_messages(task, [])
+def messages(model: ChatLocalGGUF, task: Task, prefill: bool) -> list[BaseMessage]:
+    asked = ChatActor(model).prompt(task)
     return [*asked, AIMessage(task.spec["answer_prefix"])] if prefill else asked
 
 
@@ -40,7 +40,8 @@ def measure(
     tallies = {m: Tally() for m in modes}
     for i, task in enumerate(tasks):
         for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:  # take turns going first
-            reply = models[mode].invoke(messages(task, prefill), max_tokens=512, temperature=0.0)
+            asked = messages(models[mode], task, prefill)
+            reply = models[mode].invoke(asked, max_tokens=512, temperature=0.0)
             timings = reply.response_metadata["timings"]
             tally = tallies[mode]
             tally.tokens += timings["predicted_n"]

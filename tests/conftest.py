@@ -20,7 +20,7 @@ from reflexion.core.records import Score, Task
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-pytest_plugins = ["chroma_server"]  # the `chroma_server` fixture
+pytest_plugins = ["chroma_server", "memory_run"]  # `chroma_server`; a run with two stores, `q`
 
 SHM = "/dev/shm"
 SHM_FREE = 1 << 30  # a full run writes about 200 MB; a container's 64 MB /dev/shm is passed over

@@ -68,6 +68,9 @@ class Import:
     target: str  # the imported module (or package)
     line: int
     relative: bool = False  # `from .wire import ...`
+    # `from a import b` with b a module reads package a's namespace too, so it runs a's
+    # __init__ first: a cycle through that __init__ is a cycle
+    package: str = ""
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -100,8 +103,8 @@ def imports(root: Path) -> Iterator[Import]:
                 base = _absolute(node, package)
                 for alias in node.names:
                     full = f"{base}.{alias.name}"
-                    target = full if full in known else base
-                    yield Import(name, target, node.lineno, relative=node.level > 0)
+                    target, read = (full, base) if full in known else (base, "")
+                    yield Import(name, target, node.lineno, node.level > 0, read)
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
@@ -188,11 +191,13 @@ def _called(node: ast.expr) -> str:
 
 
 def cycles(root: Path) -> list[list[str]]:
-    """Import cycles between our modules (strongly connected groups of more than one)."""
+    """Import cycles between our modules (strongly connected groups of more than one), of any
+    length, a package's `__init__` counted as a module: `from a import b` imports a and a.b."""
     graph: dict[str, set[str]] = {m: set() for m in modules(root)}
     for imp in imports(root):
-        if imp.target in graph and imp.target != imp.source:
-            graph[imp.source].add(imp.target)
+        for target in (imp.target, imp.package):
+            if target in graph and target != imp.source:
+                graph[imp.source].add(target)
     return [group for group in _components(graph) if len(group) > 1]
 
 

@@ -1,4 +1,4 @@
-"""A LangGraph agent with Reflexion's memory (issue 32): a real tool-using graph fails, reflects,
+"""A LangGraph agent with Reflexion's memory: a real tool-using graph fails, reflects,
 and its next episode starts with the lesson in the model's prompt; and GraphActor runs such a
 graph as the Actor of `compare`. The chat models are fakes; the graphs, stores and runs are
 real. LangGraph is the `agent` extra, which the test extras (scripts/setup.sh) install."""

@@ -1,11 +1,15 @@
-"""The Python API a user runs experiments with: `reflexion.run` and `arun`, objects in place of
-names (env, model, memory, actor, strategies), and what LangChain callbacks see."""
+"""The Python API a user runs experiments with: the public names (`dir(reflexion)`, a star
+import), `reflexion.run` and `arun` and the results they return, objects in place of names (env,
+model, memory, actor, strategies), and what LangChain callbacks see."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -14,9 +18,11 @@ import pytest
 from conftest import SECRET, KeywordEnv, scripted
 from langchain_core.callbacks import BaseCallbackHandler
 
+import memory
 import reflexion
 from memory import WindowMemory
 from reflexion import RunConfig, Strategy, UsageError, arun, run
+from reflexion.cli import main
 from reflexion.core.records import Call, Message
 
 
@@ -179,3 +185,86 @@ def test_a_memory_object_that_no_strategy_would_use_is_refused(tmp_path: Path) -
     with pytest.raises(UsageError, match="none of single, reflexion-window does"):
         run(dataclasses.replace(config, out=str(tmp_path / "m")), memory=WindowMemory())
     assert not (tmp_path / "m").exists()
+
+
+def test_dir_shows_the_public_api_and_no_helpers() -> None:
+    shown = dir(reflexion)
+    assert {"run", "arun", "RunConfig", "make_env", "load_model", "__version__"} <= set(shown)
+    assert not {"Any", "importlib", "annotations", "TYPE_CHECKING", "VERSION"} & set(shown)
+    assert not [name for name in shown if name.startswith("_") and name != "__version__"]
+
+
+def test_star_import_gives_the_api_and_nothing_private() -> None:
+    code = "from reflexion import *; print(sorted(k for k in dir() if not k.startswith('__')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    names = set(ast.literal_eval(out.stdout))
+    assert names == set(reflexion.__all__)
+
+
+def test_run_returns_the_comparison_and_writes_what_compare_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "py"
+    config = RunConfig(env="quadratic", strategies=("single", "retry"), tasks=3, out=str(out))
+    results = run(config)
+    assert isinstance(results, list) and len(results) == 6  # as before: a list of TaskResult
+    assert [r.strategy for r in results[:1]] == ["single"] and all(r.task_id for r in results)
+    assert [p.name for p in results.files] == [
+        "comparison.json",
+        "success_by_episode.png",
+        "success_by_tokens.png",
+        "report.md",
+        "report.html",
+    ]
+    assert all(p.is_file() and p.parent == out for p in results.files)
+    saved = json.loads((out / "comparison.json").read_text())
+    assert [s["strategy"] for s in saved["strategies"]] == ["single", "retry"]
+    [pair] = results.pairs
+    assert (pair.a, pair.b, pair.tasks) == ("single", "retry", 3)
+    # the table is the one `reflexion report` prints for the same folder
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert results.table.splitlines()[0].startswith("strategy")
+    headline, rest = printed.split("\n", 1)  # the headline first, then the same table
+    assert headline.startswith("no strategy differed") and rest.startswith(results.table + "\n")
+
+
+def test_records_are_flat_dicts_one_per_trial(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("retry",), tasks=2, out=str(tmp_path / "r"))
+    results = run(config, report=False)
+    assert results.files == [] and not (tmp_path / "r" / "comparison.json").exists()
+    assert results.table.splitlines()[1].split()[:2] == ["retry", "2"]  # no files, same table
+    rows = results.records()
+    assert len(rows) == 2 and {r["task_id"] for r in rows} == {"q0", "q1"}
+    assert all(isinstance(v, str | int | float | bool) for row in rows for v in row.values())
+    first = results[0]
+    assert rows[0]["final_passed"] == first.final_passed and rows[0]["errors"] == ""
+    assert rows[0]["tokens"] == first.input_tokens + first.output_tokens
+    assert json.loads(json.dumps(rows)) == rows
+
+
+def test_arun_returns_the_same_kind_of_results(tmp_path: Path) -> None:
+    config = RunConfig(env="quadratic", strategies=("single",), tasks=1, out=str(tmp_path / "a"))
+    results = asyncio.run(reflexion.arun(config, report=False))
+    assert len(results) == 1 and results.table.startswith("strategy")
+    assert results.resume is not None and results.resume.message() is None  # a new run
+
+
+def test_the_public_names_leave_out_what_only_the_package_calls() -> None:
+    assert "generate_messages" not in dir(reflexion)  # a ChatActor's prompt gives it
+    with pytest.raises(AttributeError):
+        _ = reflexion.generate_messages
+    internal = {"get_backend", "known_embedder"}  # the runner's checks of a name
+    assert not internal & set(memory.__all__) and not internal & set(dir(memory))
+
+
+def test_a_chat_actors_prompt_is_what_generate_sends() -> None:
+    model = scripted(["5"])
+    actor = reflexion.ChatActor(model)
+    task = reflexion.Task("t", "Add 2 and 3.")
+    lesson = reflexion.Reflection(
+        "r1", "Check the sign.", "run", "reflexion", "drill", "t", 0, 1, -1.0, 0.0
+    )
+    asyncio.run(actor.generate(task, [reflexion.Recalled(lesson)], sample=0))
+    assert model.prompts == [actor.prompt(task, [lesson])]
+    assert "Check the sign." in str(model.prompts[0][-1].content)

@@ -1,18 +1,25 @@
 """The command line's options as a user types them: one name for how many lines `memory list`
 and `memory search` print (`--limit`, with `--k` its alias), `memory list --run` and the run id
 on every listing of a shared store (list, show, the web memory page), a "did you mean" for a
-mistyped env, options that contradict each other refused in one line, and a warning for an
-option that does nothing for the env. Real runs of the quadratic drill with the hash embedder."""
+mistyped env or strategy, more tasks than the env has, options that contradict each other
+refused in one line, and a warning for an option that does nothing for the env. Real runs of
+the quadratic drill with the hash embedder."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from commands import said
+from conftest import KeywordEnv
+from langchain_core.language_models import BaseChatModel
+from running import RunConfig, run
 from starlette.testclient import TestClient
 
+from reflexion import UsageError
 from reflexion.cli import main
 
 FAST = ["--embedder", "hash-64", "--no-progress"]
@@ -112,3 +119,32 @@ def test_an_option_that_does_nothing_for_the_env_is_warned_about(
     assert "warning: --task-tokens does nothing for env 'quadratic'" in err
     code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "b"))
     assert code == 0 and "warning" not in err
+
+
+class Down(BaseChatModel):
+    """A model whose server is down (a transient error, as a lost connection is)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "down"
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("reset by peer")
+
+
+def test_refusals_say_all_tasks_suggest_a_strategy_and_count_one_attempt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = said(["run", "--env", "quadratic", "--strategy", "reflection"], capsys, code=2)
+    assert "unknown strategy 'reflection'" in err and "did you mean reflexion?" in err
+    err = said(["run", "--env", "quadratic", "--strategy", "single", "--tasks", "9"], capsys, 2)
+    assert "more than the 8 tasks" in err and "leave --tasks out (tasks=None) for all 8" in err
+    with pytest.raises(UsageError, match=r"tasks=None.*all tasks"):
+        run(RunConfig(env="quadratic", strategies=("single",), tasks=0))
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "the first N tasks (default: all tasks" in " ".join(capsys.readouterr().out.split())
+    config = RunConfig(strategies=("single",), tasks=1, retries=0, out=str(tmp_path / "d"))
+    [result] = run(config, model=Down(), env=KeywordEnv())
+    assert result.errors[0].endswith("(gave up after 1 attempt)")

@@ -1,5 +1,5 @@
-"""One curation contract over every memory backend (issue 21): each `reflexion memory` verb and the
-web memory page behave the same on a run whose lessons are in a Chroma store (`reflexion`) and on
+"""One curation contract over every memory backend: each `reflexion memory` verb and the web
+memory page behave the same on a run whose lessons are in a Chroma store (`reflexion`) and on
 one whose lessons are in the window (`reflexion-window`). A backend may decline a verb it cannot
 do, but only in one line naming the verb ("the window backend cannot edit"), exit 2. Black-box:
 only `reflexion.cli.main` and the web app's public entry are used."""

@@ -96,7 +96,7 @@ def _as_list(tests: str | list[str]) -> list[str]:
 
 def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path, capsys) -> None:
     """SmolLM2-135M through every design that learns across tasks, on a Game of 24 stream of 4
-    (issue 30) under the code protocol: its curator replies are held to their JSON schema by
+    under the code protocol: its curator replies are held to their JSON schema by
     llama.cpp's grammar, so each is a JSON object; the run finishes, and every reply is kept or
     said in the trace to be unparsed."""
     out = tmp_path / "g24"

@@ -1,6 +1,6 @@
 """The memory of the designs that learn across tasks, under replies that do not parse, calls that
-fail, and more than one seed: a bad reply is said in the trace and changes nothing, and every
-lesson a trial keeps is stored, once, on its own seed's board."""
+fail, and more than one seed: a bad reply (the prompt's blanks copied back) is said in the trace
+and changes nothing, and every lesson a trial keeps is stored, once, on its own seed's board."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from commands import said
 from conftest import KeywordEnv, scripted
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -168,3 +169,59 @@ def test_a_run_on_a_shared_store_rewrites_an_inherited_sheet_into_its_own(tmp_pa
     runs = [json.loads((tmp_path / x / "run" / "config.json").read_text())["run_id"] for x in "ab"]
     assert sheets == sorted([(runs[0], LONG_SHEET.strip()), (runs[1], LONG_SHEET + "\nAnd check.")])
     assert "belongs to another run" not in " ".join(s["output"] for s in steps(folder, "revised"))
+
+
+def bank_run(tmp_path: Path, curation: str, replies: list[str]) -> Path:
+    config = RunConfig(
+        env="keywords",
+        strategies=("bank",),
+        out=str(tmp_path / curation),
+        episodes=1,
+        embedder="hash-64",
+        order="stream",
+        curation=curation,
+    )
+    run(config, model=scripted(replies), env=KeywordEnv())
+    return tmp_path / curation
+
+
+ECHOES = {  # the prompt's blanks, copied back
+    "json": json.dumps(
+        {
+            "reason": "x",
+            "items": [
+                {
+                    "title": "<a few words>",
+                    "when": "<when it applies>",
+                    "do": "<what to do, in one or two sentences>",
+                },
+                {"title": "*", "when": "*", "do": "*"},
+            ],
+        }
+    ),
+    "text": "TITLE: <a few words>\nWHEN: <when it applies>\n"
+    "DO: <what to do, in one or two sentences>\nTITLE: *\nWHEN: *\nDO: *",
+}
+
+
+VAGUE = {  # a real item, but about nothing the task or its check named
+    "json": json.dumps(
+        {"reason": "x", "items": [{"title": "Care", "when": "always", "do": "be careful"}]}
+    ),
+    "text": "TITLE: Care\nWHEN: always\nDO: be careful",
+}
+
+
+@pytest.mark.parametrize("curation", ["json", "text"])
+def test_bank_refuses_an_echo_of_its_placeholders_and_flags_a_vague_item(
+    curation: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replies = ["apple", ECHOES[curation], "cloud", VAGUE[curation]]
+    folder = bank_run(tmp_path, curation, replies)
+    with ChromaMemory.open(folder / "memory") as memory:
+        [item] = memory.reflections()  # the echoes were not stored
+    assert item.text == "Care. When: always. Do: be careful."
+    assert item.flag == "names nothing from the task or from what the check found"
+    refused = [s for s in steps(folder, "unparsed") if "refused" in s["data"]]
+    assert len(refused) == 2 and "<a few words>" in refused[0]["data"]["refused"]
+    assert "[vague: " in said(["memory", "list", str(folder), "--kind", "item"], capsys)

@@ -453,7 +453,7 @@ def test_a_program_that_did_not_solve_the_puzzle_is_not_kept_as_a_skill(
 def test_an_answer_has_room_for_a_program_under_the_code_protocol(
     tmp_path: Path, protocol: str, room: int
 ) -> None:
-    """Issue 30: under the code protocol an answer may run to 1,024 tokens (Dynamic Cheatsheet
+    """Under the code protocol an answer may run to 1,024 tokens (Dynamic Cheatsheet
     allows 2,048); the expression-only protocol keeps the usual 512."""
     model = schema_scripted(["Answer: 3 * 6 + 3 + 3"])
     env = Game24Env.from_spec(f"1,seed=7,protocol={protocol}")

@@ -1,5 +1,5 @@
-"""Defects a review found by running the CLI and scripts as a new user would: a curator asked
-where its reply can change nothing, a --curator-model that is saved though it cannot work, and
+"""The CLI and scripts as a new user runs them: a curator asked where its reply can change
+nothing, a --curator-model that is saved though it cannot work, and
 scripts that answered bad input with a traceback, replayed another run's replies, or failed
 only after hours of work."""
 

@@ -111,6 +111,22 @@ def test_the_checks_catch_a_wrong_way_import_a_cycle_and_a_long_function(tmp_pat
     assert oversized(root, 400, 40) == ["reflexion.core.x.f: 41 lines"]
 
 
+def test_the_cycle_check_catches_a_longer_cycle_through_a_packages_init(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "envs/sql/__init__.py": "from envs.sql.env import SqlEnv\n",
+            "envs/sql/env.py": "from envs.sql.run import run\n",
+            "envs/sql/run.py": "from envs.sql import child\n",  # runs envs/sql/__init__.py
+            "envs/sql/child.py": "",
+            "envs/ok/__init__.py": "from envs.ok.env import OkEnv\n",
+            "envs/ok/env.py": "import envs.ok.child as child\n",  # the module alone: no cycle
+            "envs/ok/child.py": "",
+        },
+    )
+    assert cycles(root) == [["envs.sql", "envs.sql.env", "envs.sql.run"]]
+
+
 def test_scripts_import_public_faces_only(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,

@@ -1,14 +1,18 @@
 """`reflexion memory forget|edit|history|revert|import` on a real run's Chroma store: every
-change kept in the store's history, dry runs that change nothing, and one-line errors."""
+change kept in the store's history (`revert --to` one of it), a lesson's credit afresh after an
+edit, dry runs that change nothing, and one-line errors."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from commands import cli, one_line_error, quadratic, said
+from memory_run import credit_of, listed, of_strategy
 
 from reflexion.cli import main
 
@@ -244,3 +248,129 @@ def test_a_near_duplicate_lesson_is_merged_with_both_provenances(
         model=scripted(other), env=KeywordEnv())  # fmt: skip
     with ChromaMemory.open(tmp_path / "s" / "memory") as m:
         assert len(m.reflections()) == 2
+
+
+def test_history_and_revert_take_a_prefix_of_a_forgotten_lesson(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = quadratic(tmp_path / "q")
+    gone = ids(out, capsys)[0]
+    assert said(["memory", "forget", str(out), gone], capsys) == "forgot 1 reflection\n"
+    history = said(["memory", "history", str(out), gone[:6]], capsys)
+    assert history.startswith(f"{gone}: 1 change; now: (not stored)")
+    assert said(["memory", "revert", str(out), gone[:6]], capsys).startswith(f"reverted {gone}")
+    assert gone in ids(out, capsys)
+    err = said(["memory", "history", str(out), "zzzz"], capsys, code=2)
+    assert "no reflection with id 'zzzz'" in err and "closest" not in err  # none is close
+
+
+@pytest.mark.parametrize("text", ["", "   \n "])
+def test_an_edit_to_no_text_is_refused_and_stores_nothing(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = quadratic(tmp_path / "q")
+    first = ids(out, capsys)[0]
+    before = said(["memory", "show", str(out), first], capsys)
+    err = said(["memory", "edit", str(out), first, "--text", text], capsys, code=2)
+    assert "the new text is empty" in err and len(err.strip().splitlines()) == 1
+    assert said(["memory", "show", str(out), first], capsys) == before
+    assert "0 changes" in said(["memory", "history", str(out), first], capsys)
+
+
+def test_revert_to_restores_a_numbered_history_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = quadratic(tmp_path / "q")
+    first = ids(out, capsys)[0]
+    original = said(["memory", "show", str(out), first], capsys).split("\n\n")[1]
+    for text in ("Text one.", "Text two.", "Text three."):
+        said(["memory", "edit", str(out), first, "--text", text], capsys)
+    history = said(["memory", "history", str(out), first], capsys)
+    assert "#1 " in history and "#3 " in history and "before: Text two." in history
+    back = said(["memory", "revert", str(out), first, "--to", "2"], capsys)
+    assert back == f"reverted {first} to #2: Text one.\n"  # as it was before change #2
+    back = said(["memory", "revert", str(out), first, "--to", "1", "--why", "start"], capsys)
+    assert back == f"reverted {first} to #1: {original}\n"
+    assert said(["memory", "revert", str(out), first], capsys) == f"reverted {first}: Text one.\n"
+    err = said(["memory", "revert", str(out), first, "--to", "9"], capsys, code=2)
+    assert "--to 9" in err and "#1 to #6" in err and len(err.strip().splitlines()) == 1
+
+
+def test_2_an_edit_starts_the_lessons_credit_afresh(
+    q: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = listed(q, capsys)
+    rid = next(r for r in of_strategy(lines, "reflexion") if credit_of(lines[r]) > 0)
+    code, _, err = cli(capsys, "memory", "edit", str(q), rid, "--text", "Try x = [0, 0].")
+    assert code == 0, err
+    after = listed(q, capsys)[rid]
+    assert "Try x = [0, 0]." in after
+    assert credit_of(after) == 0, after  # the README: "an edit starts the counts afresh"
+    _, shown, _ = cli(capsys, "memory", "show", str(q), rid)
+    credit = [line for line in shown.splitlines() if line.startswith("credit:")]
+    assert all(credit_of(line) == 0 for line in credit), credit
+
+
+def test_2_after_forget_and_revert_the_credit_agrees_with_the_recalls_shown(
+    q: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = listed(q, capsys)
+    rid = next(r for r in of_strategy(lines, "reflexion") if credit_of(lines[r]) > 0)
+    assert cli(capsys, "memory", "forget", str(q), rid, "--why", "test")[0] == 0
+    assert cli(capsys, "memory", "revert", str(q), rid)[0] == 0
+    _, shown, _ = cli(capsys, "memory", "show", str(q), rid)
+    recalls = sum(line.startswith("recalled by ") for line in shown.splitlines())
+    credit = [line for line in shown.splitlines() if line.startswith("credit:")]
+    assert credit and credit_of(credit[0]) == recalls, shown
+    assert credit_of(listed(q, capsys)[rid]) == recalls, listed(q, capsys)[rid]
+
+
+def test_5_forgetting_an_id_that_is_not_there_is_an_error(
+    q: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = listed(q, capsys)
+    code, out, err = cli(capsys, "memory", "forget", str(q), "deadbeefdeadbeef")
+    line = one_line_error(code, err)
+    assert "deadbeefdeadbeef" in line
+    assert "forgot" not in out
+    assert listed(q, capsys) == before
+
+
+def test_8_forgetting_one_says_reflection_in_the_singular(
+    q: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rid = of_strategy(listed(q, capsys), "reflexion")[0]
+    code, out, err = cli(capsys, "memory", "forget", str(q), rid)
+    assert code == 0, err
+    assert re.search(r"\bforgot 1 reflection\b(?!s)", out), out
+
+
+def test_8_history_does_not_print_revert_twice(q: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rid = of_strategy(listed(q, capsys), "reflexion")[0]
+    assert cli(capsys, "memory", "forget", str(q), rid, "--why", "test")[0] == 0
+    assert cli(capsys, "memory", "revert", str(q), rid)[0] == 0
+    _, out, _ = cli(capsys, "memory", "history", str(q), rid)
+    assert "revert" in out and "revert (revert)" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"), [("episode", "two"), ("text", None)], ids=["a word for a number", "missing"]
+)
+def test_8_a_bad_import_line_names_its_field_and_imports_nothing(
+    q: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, bad: str | None
+) -> None:
+    exported = tmp_path / "all.jsonl"
+    assert cli(capsys, "memory", "export", str(q), "--output", str(exported))[0] == 0
+    good, wrong = (json.loads(line) for line in exported.read_text().splitlines()[:2])
+    if bad is None:
+        del wrong[field]
+    else:
+        wrong[field] = bad
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text(json.dumps(good) + "\n" + json.dumps(wrong) + "\n")
+    store = tmp_path / "store"
+    code, _, err = cli(capsys, "memory", "import", str(store), str(jsonl), "--embedder", "hash-64")
+    line = one_line_error(code, err)
+    assert f"{jsonl}:2" in line and field in line, line
+    if store.exists():  # nothing half-imported: the good first line is not there either
+        assert not listed(store, capsys)

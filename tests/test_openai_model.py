@@ -109,7 +109,7 @@ def test_openai_compatible_endpoint_gets_concurrent_requests(tmp_path: Path, cap
 def test_an_openai_curator_is_asked_for_structured_output_and_an_answer_is_not(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    """Issue 30: every curator reply is held to its JSON schema where the model supports it; an
+    """Every curator reply is held to its JSON schema where the model supports it; an
     OpenAI model by its structured output (`response_format`), never the answer itself."""
     register_env("keywords", lambda arg: KeywordEnv())
     edit = '{"reason": "it missed words", "operations": [{"op": "add", "text": "Name a river."}]}'

@@ -1,4 +1,4 @@
-"""ReflexionMemory and its retriever, as a user of their own agent meets them (issue 32): a lesson
+"""ReflexionMemory and its retriever, as a user of their own agent meets them: a lesson
 remembered is recalled at the next attempt with no episode numbers to manage, its recalls are
 credited when the outcome comes, and the store is the one `reflexion memory list/show/why` and
 the web page read. Real Chroma stores on disk, with the hash embedder for speed."""

@@ -115,7 +115,7 @@ def test_a_skipped_near_copy_is_not_counted_as_kept(
 def test_the_memory_line_says_how_many_curator_replies_the_memory_took_in_full(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 30's goal counts replies parsed *and applied*: a reply whose every line became an
+    """The report counts replies parsed *and applied*: a reply whose every line became an
     edit is taken in full, one that changed nothing is said apart, and a strategy that asks no
     curator shows none."""
     replies = ["apple", "apple river", "ADD: Use every listed word."]

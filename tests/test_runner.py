@@ -1,15 +1,25 @@
-"""The run folder: resume without duplicates, torn lines, and settings that must not change."""
+"""The run folder: resume without duplicates (and what a resume says it found), torn lines,
+settings that must not change, config.json's version and model, and one-time loads timed apart
+from the trials."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from commands import FAST, said
+from conftest import CountingModel, KeywordEnv, scripted
+from langchain_core.messages import AIMessage
 from running import RunConfig, run
 
+import reflexion
 from envs.quadratic.env import QuadraticEnv
+from reflexion.cli import main
 from reflexion.core.errors import UsageError
 from reflexion.core.jsonl import read_jsonl
 from reflexion.core.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder
@@ -180,3 +190,159 @@ def test_a_bug_in_one_trial_of_a_stream_stops_its_siblings(tmp_path: Path) -> No
     with pytest.raises(RuntimeError, match="a bug in a strategy"):
         run(config, strategies=[Strategy("boom", boom), Strategy("slow", slow)])
     assert time.monotonic() - start < 120  # the slow sibling was cancelled, not awaited
+
+
+def test_a_resume_with_fewer_strategies_reports_the_whole_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "q"
+    argv = ["compare", "--env", "quadratic", "--tasks", "2", "--out", str(out), *FAST]
+    assert main([*argv, "--strategies", "single,reflexion"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--strategies", "single"]) == 0  # resumes: nothing to run
+    printed, err = capsys.readouterr()
+    assert f"{out} also holds trials of reflexion: the comparison and the report cover" in err
+    rows = [line.split()[0] for line in printed.split("\n\n")[0].splitlines()[2:]]  # headline
+    assert rows == ["single", "reflexion"]  # the table covers what the folder holds
+    saved = json.loads((out / "comparison.json").read_text())
+    assert [s["strategy"] for s in saved["strategies"]] == ["single", "reflexion"]
+    assert "| reflexion |" in (out / "report.md").read_text()
+    config = RunConfig(env="quadratic", strategies=("single",), out=str(out), tasks=2)
+    config = dataclasses.replace(config, embedder="hash-64")  # as the folder was run
+    results = run(config)  # from Python, the same
+    assert [s.strategy for s in results.summaries] == ["single", "reflexion"] and len(results) == 4
+
+
+QUICK = ["run", "--env", "quadratic", "--strategy", "single", "--tasks", "2", "--no-progress"]
+
+
+def rewrite_config(folder: Path, **changes: Any) -> None:
+    path = folder / "config.json"
+    saved = json.loads(path.read_text())
+    saved.update(changes)
+    saved = {k: v for k, v in saved.items() if v is not None}
+    path.write_text(json.dumps(saved))
+
+
+def test_config_json_records_the_version_and_a_newer_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main([*QUICK, "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["version"] == reflexion.__version__
+    rewrite_config(out, version="99.0.0")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    err = said([*QUICK, "--out", str(out)], capsys, code=2)
+    assert err == (
+        f"reflexion: error: {out} was written by reflexion 99.0.0, newer than this one "
+        f"({reflexion.__version__}): resume it with that version, or use another --out folder\n"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
+
+
+def test_a_config_key_this_version_does_not_know_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main([*QUICK, "--out", str(out)]) == 0
+    rewrite_config(out, warp_factor=9)
+    err = said([*QUICK, "--out", str(out)], capsys, code=2)
+    assert err.count("\n") == 1 and "'warp_factor'" in err
+    assert f"reflexion {reflexion.__version__} does not know" in err
+    rewrite_config(out, warp_factor=None, version=None)  # as a folder from before versions
+    assert main([*QUICK, "--out", str(out)]) == 0  # resumes, and now says who wrote it last
+    assert json.loads((out / "config.json").read_text())["version"] == reflexion.__version__
+
+
+def test_a_resume_says_how_many_trials_were_done_and_how_many_are_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "main"
+    argv = ["compare", "--env", "quadratic", "--tasks", "2", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--strategies", "single"]) == 0
+    assert "to run" not in capsys.readouterr().err  # a new run: nothing to say
+    assert main([*argv, "--strategies", "single,retry"]) == 0
+    assert f"2 done, 2 to run in {out}\n" in capsys.readouterr().err
+    assert main([*argv, "--strategies", "single,retry"]) == 0
+    captured = capsys.readouterr()
+    assert f"4 of 4 trials already in {out}; nothing to run\n" in captured.err
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4  # none ran twice
+    assert captured.out.splitlines()[1].startswith("strategy")  # the table, under the headline
+    lines: list[str] = []
+    config = RunConfig(env="quadratic", strategies=("retry",), tasks=2, out=str(out))
+    results = run(config, echo=lines.append, report=False)
+    assert lines == [
+        f"2 of 2 trials already in {out}; nothing to run",
+        f"{out} also holds trials of single: the comparison and the report cover them too",
+    ]
+    assert results.resume is not None and (results.resume.done, results.resume.total) == (2, 2)
+
+
+class SlowToLoad(CountingModel):
+    """A model whose weights take a moment to load (as the local GGUF model's do)."""
+
+    def load(self) -> None:
+        time.sleep(0.4)
+
+
+def test_one_time_loads_are_a_line_of_their_own_not_a_trials_time(tmp_path: Path) -> None:
+    replies = iter(AIMessage("apple river zebra") for _ in range(1))
+    model = SlowToLoad(messages=replies, prompts=[])
+    lines: list[str] = []
+    out = tmp_path / "l"
+    config = RunConfig(strategies=("reflexion",), tasks=1, embedder="hash-64", out=str(out))
+    [result] = run(config, env=KeywordEnv(), model=model, echo=lines.append, report=False)
+    assert result.final_passed and result.wall_s < 0.4  # the load is not in the trial's time
+    model_load = next(v for k, v in result_loads(out).items() if k.startswith("model object:"))
+    assert model_load >= 0.4
+    assert "embedder hash-64 (chroma store)" in result_loads(out)
+    [line] = lines
+    assert line.startswith("loaded in ") and " s: model object:SlowToLoad" in line
+    assert ", embedder hash-64 (chroma store) " in line
+
+
+def result_loads(out: Path) -> dict[str, float]:
+    loads: dict[str, float] = json.loads((out / "config.json").read_text())["loads"]
+    return loads
+
+
+LOADS: list[str] = []  # each load of a Counted model's weights
+
+
+class Counted(CountingModel):
+    """A model that counts the loads of its weights."""
+
+    def load(self) -> None:
+        LOADS.append("weights")
+
+
+def test_a_finished_folder_run_again_loads_no_model_and_no_store(tmp_path: Path) -> None:
+    out = tmp_path / "done"
+    config = RunConfig(strategies=("reflexion",), tasks=1, embedder="hash-64", out=str(out))
+    first = Counted(messages=iter([AIMessage("apple river zebra")]), prompts=[])
+    [result] = run(config, env=KeywordEnv(), model=first, report=False)
+    assert result.final_passed and LOADS == ["weights"]
+    lines: list[str] = []
+    again = Counted(messages=iter([]), prompts=[])
+    results = run(config, env=KeywordEnv(), model=again, echo=lines.append, report=False)
+    assert LOADS == ["weights"]  # not loaded again
+    assert lines == [f"1 of 1 trials already in {out}; nothing to run"]  # no "loaded in" line
+    assert results.loads == {} and [r.final_passed for r in results] == [True]
+    assert "embedder hash-64 (chroma store)" in result_loads(out)  # the first session's, kept
+
+
+def test_a_run_of_no_tasks_still_checks_its_model(tmp_path: Path) -> None:
+    env = KeywordEnv()
+    env._tasks = []  # a Python env object whose task list is empty
+    config = RunConfig(strategies=("single",), model="no-such-model", out=str(tmp_path / "e"))
+    with pytest.raises(reflexion.ReflexionError, match="no-such-model"):
+        run(config, env=env, report=False)
+
+
+def test_a_model_object_with_no_name_is_recorded_without_a_trailing_colon(tmp_path: Path) -> None:
+    config = RunConfig(env="keywords", strategies=("single",), out=str(tmp_path / "a"), tasks=1)
+    run(config, model=scripted(["apple river"]), env=KeywordEnv())
+    assert json.loads((tmp_path / "a" / "config.json").read_text())["model"] == (
+        "object:CountingModel"
+    )
+    run(config, model=scripted(["apple river"]), env=KeywordEnv())  # the same model: resumes

@@ -1,6 +1,6 @@
-"""`skills` on the envs whose answer is itself code (issue 30: "any env whose answer can be
-code"): HumanEval and JSONL code tasks. A solved answer's program is checked on its own, kept,
-and shown to the next task as code to call or adapt; a failed one is not kept."""
+"""`skills` on the envs whose answer is itself code: HumanEval and JSONL code tasks. A solved
+answer's program is checked on its own, kept, and shown to the next task as code to call or
+adapt; a failed one is not kept."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_the_questions_are_many_distinct_and_tagged() -> None:
 
 
 def test_no_two_questions_are_one_template_with_other_constants() -> None:
-    """Issue 31: no two questions may be the same template with other constants. Two gold
+    """No two questions may be the same template with other constants. Two gold
     queries that differ only in their literals must test different schema knowledge (March
     2024's orders, and FY2025's, which needs the fiscal year's start)."""
     questions = load_questions()

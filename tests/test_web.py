@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import KeywordEnv, scripted
+from memory_run import listed, of_strategy
 from running import RunConfig, run, skills_stream
 from starlette.testclient import TestClient
 from web_runs import HOSTILE, hostile_run
@@ -256,3 +257,21 @@ def test_a_task_page_shows_a_curators_board_edits_as_what_they_did(kinds_dir: Pa
     edits = [p for p in pages if "revise: " in p]
     assert edits and all("upvote " in p or "add " in p for p in edits)
     assert not [p for p in pages if "0 tokens out" in p]
+
+
+def test_6_the_web_memory_page_lists_what_memory_list_lists(
+    q: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reflexion.web.app import make_app  # here: a broken web layer fails only its own tests
+    from reflexion.web.site import Site
+
+    lines = listed(q, capsys)
+    web = TestClient(
+        make_app(Site.from_paths([q], False, token="t0k")), base_url="http://127.0.0.1"
+    )
+    page = web.get("/runs/q/memory")
+    assert page.status_code == 200
+    shown = set(re.findall(r'href="/runs/q/memory/([0-9a-f]{16})"', page.text))
+    assert shown == set(lines), (len(shown), len(lines))
+    rid = of_strategy(lines, "reflexion-window")[0]
+    assert web.get(f"/runs/q/memory/{rid}").status_code == 200

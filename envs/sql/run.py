@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import envs.sql.child as child  # the module, not envs.sql's namespace: that imports this one
 from envs.sandbox import run_python
-from envs.sql import child
 
 Cell = int | float | str | None
 SECONDS = 5.0  # how long a query may run

@@ -250,7 +250,7 @@ class Recalling:
     def recall_by_query(self: _Store, text: str, scope: RecallScope, k: int) -> list[Recalled]:
         """`recall` as Chroma's nearest-neighbour query answers it, in any scope: the path of
         global scope, and of task scope before the task cache (which is checked against it, and
-        measured against it in scripts/benchmark_recall.py).
+        timed against it by scripts/benchmark_recall.py).
 
             >>> [h.reflection.id for h in m.recall_by_query("off by one", s, 2)]  # doctest: +SKIP
             ['3f9a0c1d2e4b5a69', '41c0e2d9a7b3f815']

@@ -48,7 +48,7 @@ def to_metadata(r: Reflection) -> Metadata:
     }
     if r.flag:
         meta["flag"] = r.flag
-    if not is_own(r.kind):  # a reflection's row stays as it was before kinds (see RecallScope)
+    if not is_own(r.kind):  # a reflection's row has no kind: the default (see RecallScope)
         meta["kind"] = r.kind
     if r.votes:
         meta["votes"] = int(r.votes)

@@ -36,7 +36,7 @@ from langchain_core.runnables import RunnableConfig
 
 from reflexion.actor import ROLE_TOKENS, prompts, structured
 from reflexion.actor.backoff import RetryPolicy
-from reflexion.actor.memory_text import place
+from reflexion.actor.memory_text import Lesson, place
 from reflexion.core.lesson_records import Kind, Recalled, Reflection
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
 from reflexion.core.records import Attempt, Call, Message, Task, Turn, alone_total
@@ -124,6 +124,17 @@ class ChatActor:
         return dataclasses.replace(
             call, memory_tokens=placed.tokens, sample=sample, left_out=left_out
         )
+
+    def prompt(self, task: Task, lessons: Sequence[Lesson] = ()) -> list[BaseMessage]:
+        """The messages `generate` sends for a first answer to `task` with `lessons` in memory,
+        before the answer's known beginning is added for a model that continues it.
+
+        >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        >>> actor = ChatActor(GenericFakeChatModel(messages=iter([])))
+        >>> [m.type for m in actor.prompt(Task("t", "Add 2 and 3."), ["Check the sign."])]
+        ['system', 'human']
+        """
+        return prompts.generate_messages(task, lessons, self.memory_tokens)
 
     def sampling(self, sample: int) -> dict[str, Any] | None:
         """Sample n > 0 decodes at --temperature with a seed of its own; 0 is greedy."""

@@ -1,7 +1,7 @@
 """What every subcommand shares: a parser whose errors are one line, exit codes, argument
-types that turn a bad value into a one-line message, and the example that ends each one's help
-(kept in one place, so that a test can parse every example with the real parser and check that
-no subcommand is left without one).
+types that turn a bad value into a one-line message, a count printed with its noun, and the
+example that ends each one's help (kept in one place, so that a test can parse every example
+with the real parser and check that no subcommand is left without one).
 
     >>> one_line("bad\\nvalue")
     'bad value'
@@ -107,3 +107,12 @@ def add_examples(parser: argparse.ArgumentParser) -> None:
         if words in EXAMPLES:
             sub.epilog = f"example:\n  {EXAMPLES[words]}"
             sub.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def plural(n: int, word: str) -> str:
+    """A count with its noun, as a subcommand prints it.
+
+    >>> plural(1, "reflection"), plural(2, "change")
+    ('1 reflection', '2 changes')
+    """
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -22,21 +22,12 @@ from reflexion.cli.common import typed
 from reflexion.cli.memory_audit import AUDIT_VERBS, add_audit_verbs, cmd_memory_audit
 from reflexion.cli.memory_edit import EDIT_VERBS, add_edit_verbs, cmd_memory_edit
 from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
-from reflexion.core.curation import CREDIT, Chosen, Credit, Curated
+from reflexion.core.curation import CREDIT, Chosen, Credit, Curated, utc
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import KINDS, Reflection, is_own
-from reflexion.curate.lessons import (
-    Recollection,
-    credits_in,
-    holder,
-    pick_task,
-    recollections,
-    search_sources,
-    task_label,
-    unknown,
-    utc,
-)
-from reflexion.curate.stores import opened, settings_for
+from reflexion.curate.lessons import holder, pick_task, search_sources, task_label, unknown
+from reflexion.curate.recalls import Recollection, recollections
+from reflexion.curate.stores import credits_in, opened, settings_for
 from reflexion.runner.parsers import positive
 from reflexion.strategies import voted
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from memory.backend import Access
-from reflexion.cli.common import typed
+from reflexion.cli.common import plural, typed
 from reflexion.core.curation import CREDIT, FORGET, Curated, require
 from reflexion.core.errors import UsageError
-from reflexion.curate.lessons import credits_in, plural, task_label
-from reflexion.curate.stores import opened
+from reflexion.curate.lessons import task_label
+from reflexion.curate.stores import credits_in, opened
 from reflexion.runner.parsers import positive
 
 AUDIT_VERBS = ("audit", "prune")

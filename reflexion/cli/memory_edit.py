@@ -20,19 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from memory.backend import DEFAULT_EMBEDDER, Access
-from reflexion.cli.common import typed
-from reflexion.core.curation import EDIT, FORGET, HISTORY, IMPORT, REVERT, Chosen, Curated, require
-from reflexion.core.errors import UsageError
-from reflexion.core.lesson_records import Reflection
-from reflexion.curate.lessons import (
-    changed,
-    holder,
-    pick_task,
-    plural,
-    reflection_from,
-    task_label,
+from reflexion.cli.common import plural, typed
+from reflexion.core.curation import (
+    EDIT,
+    FORGET,
+    HISTORY,
+    IMPORT,
+    REVERT,
+    Chosen,
+    Curated,
+    require,
     utc,
 )
+from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Reflection
+from reflexion.curate.lessons import changed, holder, pick_task, reflection_from, task_label
 from reflexion.curate.stores import importing, opened
 from reflexion.runner.parsers import positive
 

@@ -22,7 +22,8 @@ from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import REFLECTION, Recalled, RecallScope, Reflection, is_own
 from reflexion.core.records import Step
 from reflexion.core.runfolder import RunFolder
-from reflexion.curate.lessons import pick_task, recalls_seen
+from reflexion.curate.lessons import pick_task
+from reflexion.curate.recalls import recalls_seen
 from reflexion.curate.stores import kept_by
 from reflexion.strategies import one_text
 from reflexion.trial.provenance import left_entry

@@ -14,6 +14,7 @@ the CLI and the page say "the window backend cannot credit" instead of "no refle
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -108,6 +109,16 @@ class Change(Record):
     when: float  # unix time
     why: str
     before: Reflection | None
+
+
+def utc(seconds: float) -> str:
+    """A unix time (a lesson's `created`, a Change's `when`) as `reflexion memory` and the web
+    memory page print it.
+
+    >>> utc(0.0)
+    '1970-01-01T00:00:00Z'
+    """
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def restored(changes: Sequence[Change], to: int | None) -> Change:

@@ -3,6 +3,7 @@ page. It reaches every store through the Curated contract (reflexion.core.curati
 memory backend offers, and knows no concrete store.
 
     stores   where a run folder's stores are, opened for reading or for changing (with a lock)
-    lessons  finding a lesson or a task among them, searching, the recalls a trace recorded
+    lessons  finding a lesson or a task among them as a person names it, searching by text
+    recalls  the recalls a run's trace recorded: of a lesson, and those an attempt saw
     audit    rerunning a recalling episode without a lesson: what that lesson did
 """

@@ -42,7 +42,7 @@ from reflexion.core.lesson_records import REFLECTION, Recalled, Reflection
 from reflexion.core.protocols import Env
 from reflexion.core.records import Record, Step, Task
 from reflexion.core.runfolder import RunFolder
-from reflexion.curate.lessons import recalls_seen
+from reflexion.curate.recalls import recalls_seen
 from reflexion.runner.config import FIELDS, RunConfig
 from reflexion.runner.setup import ActorFor, actors_for
 

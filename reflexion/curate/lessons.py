@@ -1,30 +1,24 @@
-"""Finding lessons and tasks among a run's stores, as a person names them: a lesson by its id, a
-task by the id `reflexion memory list` prints (`quadratic/q2`, or the env's own `q2`). A name that
-matches nothing is a UsageError that names the closest ones. Also: each store's credit, a search
-across stores, the recalls a trace recorded, and times as `memory` prints them.
+"""Finding lessons and tasks among a run's stores, as a person names them: a lesson by its id or
+a prefix of it, a task by the id `reflexion memory list` prints (`quadratic/q2`, or the env's own
+`q2`), lessons by their text (a search across stores). A name that matches nothing is a
+UsageError that names the closest ones. And a lesson from a line a person brings in (`memory
+import`), every field checked.
 
     >>> task_label("quadratic", "q2"), task_label("textworld", "textworld/r3")
     ('quadratic/q2', 'textworld/r3')
     >>> pick_task("quadratic/q2", [("quadratic", "q2")], "runs/q")
     ('quadratic', 'q2')
-    >>> utc(0.0)
-    '1970-01-01T00:00:00Z'
 """
 
 from __future__ import annotations
 
 import difflib
-import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from memory.metadata import lesson_metadata
-from reflexion.core.curation import CREDIT, HISTORY, Credit, Curated
+from reflexion.core.curation import HISTORY, Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Recalled, Reflection
-from reflexion.core.records import Step
-from reflexion.core.runfolder import RunFolder
 
 SHOWN = 8  # ids named in full when a prefix is ambiguous
 ID_LIKE = 0.4  # how alike (difflib's ratio) a stored id must be to be named as the closest
@@ -149,11 +143,6 @@ def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
     return None
 
 
-def credits_in(store: Curated) -> dict[str, Credit]:
-    """Each lesson's credit, where the store keeps it (empty where it keeps none)."""
-    return store.credits() if CREDIT in store.can else {}
-
-
 def search_sources(stores: Sequence[Curated], text: str, k: int, embedder: str) -> list[Recalled]:
     """Hits from every store, most similar first. A store with no index of its own (the window
     list) is embedded here, with the run's embedding model."""
@@ -170,52 +159,6 @@ def search_sources(stores: Sequence[Curated], text: str, k: int, embedder: str) 
         for r, v in zip(rs, vectors, strict=True):
             hits.append(Recalled(r, sum(a * b for a, b in zip(query, v, strict=True))))
     return sorted(hits, key=lambda h: -(h.similarity or 0.0))[:k]
-
-
-@dataclass(frozen=True)
-class Recollection:
-    """One recall of a lesson, as the run's trace tells it: the recall step, its similarity,
-    the visible score of the recalling trial's attempt before it (None: the episode was its
-    first) and of the attempt made with it, and where the lesson came from."""
-
-    step: Step
-    similarity: float | None
-    before: float | None
-    after: float | None
-    source: str  # "this task, this run", ... ("" in traces made before it was kept)
-
-
-def recollections(path: Path, reflection_id: str) -> list[Recollection]:
-    """Every recall step in the run's trace that returned this reflection (see Recollection).
-    What the attempt is compared with is the recalling trial's own previous attempt: for
-    another task's recall, the lesson's score is of another task."""
-    if not RunFolder(path).trace_file.exists():
-        return []
-    steps = RunFolder(path).steps()
-    scores = {
-        (s.strategy, s.task_id, s.seed, s.episode): float(s.data["value"])
-        for s in steps
-        if s.kind == "score"
-    }
-    found = []
-    for step in steps:
-        for hit in step.data.get("hits", []) if step.kind == "recall" else []:
-            if hit["id"] == reflection_id:
-                trial = (step.strategy, step.task_id, step.seed)
-                before, after = (scores.get((*trial, step.episode + d)) for d in (-1, 0))
-                source = str(hit.get("source", ""))
-                found.append(Recollection(step, hit["similarity"], before, after, source))
-    return found
-
-
-def utc(seconds: float) -> str:
-    """A unix time as `memory` prints it (see the module's example)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-
-
-def plural(n: int, word: str) -> str:
-    """`1 reflection`, `2 reflections`."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def reflection_from(data: object, where: str) -> Reflection:
@@ -254,17 +197,3 @@ def reflection_from(data: object, where: str) -> Reflection:
         f.name: float(data[f.name]) for f in dataclasses.fields(Reflection) if f.type == "float"
     }
     return Reflection.from_dict(data | numbers)
-
-
-def recalls_seen(steps: Sequence[Step]) -> list[Step]:
-    """The recall steps that an attempt saw: those before its episode's first generate (a
-    design reads its board again after the attempt, to learn from it)."""
-    attempted: set[tuple[str, str, int, int]] = set()
-    recalls = []
-    for s in steps:
-        episode = (s.strategy, s.task_id, s.seed, s.episode)
-        if s.kind == "generate":
-            attempted.add(episode)
-        elif s.kind == "recall" and episode not in attempted:
-            recalls.append(s)
-    return recalls

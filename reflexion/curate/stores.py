@@ -17,7 +17,7 @@ from pathlib import Path
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, Access, StoreSettings
 from memory.ranking import parse_ranking
 from memory.registry import BACKENDS, DEFAULT_BACKEND, open_store
-from reflexion.core.curation import Curated
+from reflexion.core.curation import CREDIT, Credit, Curated
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.protocols import Closable
 from reflexion.core.runfolder import RunFolder
@@ -145,3 +145,8 @@ def kept_by(stores: list[Curated], strategy: str, config: dict[str, object]) -> 
         name = str(config.get("memory_backend") or DEFAULT_BACKEND)
     mine = [store for store in stores if store.kind == name]
     return mine or stores
+
+
+def credits_in(store: Curated) -> dict[str, Credit]:
+    """Each lesson's credit, where the store keeps it (empty where it keeps none)."""
+    return store.credits() if CREDIT in store.can else {}

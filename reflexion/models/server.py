@@ -4,9 +4,8 @@ slots, context, threads, and speculative decoding.
 Speculative decoding drafts a few tokens cheaply and has the model check them in one batch:
 `ngram` drafts from text already in the context (prompt lookup), `draft:MODEL` with a smaller
 model that shares the tokenizer (qwen2.5-coder-0.5b for the 1.5B). Greedy outputs may differ
-slightly from plain decoding, since a batch rounds differently. On 2 CPU cores neither was faster
-once answers stopped repeating the prompt (see scripts/benchmark_speculative.py), so the default
-is plain decoding.
+slightly from plain decoding, since a batch rounds differently. The default is plain decoding;
+when a draft pays is in docs/models.md (scripts/benchmark_speculative.py measures it).
 
     >>> ServerSettings("model.gguf", threads=2, speculative="ngram").speculative
     'ngram'

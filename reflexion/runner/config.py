@@ -92,8 +92,8 @@ class RunConfig(Record):
     speculative: str = setting(
         "none",
         help="speculative decoding of a local model: none; ngram (drafts from text in the "
-        "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). Neither "
-        "was faster on 2 CPU cores (scripts/benchmark_speculative.py)",
+        "context); or draft:MODEL (a smaller model, e.g. draft:qwen2.5-coder-0.5b). When "
+        "each pays: docs/models.md",
         result=True,
         group=MODEL,
     )
@@ -169,8 +169,8 @@ class RunConfig(Record):
         help="how a curator writes memory for other tasks (insights, cheatsheet, bank): json (a "
         "short reason, then bounded operations in a JSON object, held to the design's schema: a "
         "grammar for the local model, structured output for an OpenAI model; the cheatsheet is "
-        "edited by delta operations, as ACE does) or text (issue 22's free-text lines and whole "
-        "rewritten sheet). Answers are never constrained",
+        "edited by delta operations, as ACE does) or text (free-text lines; the cheatsheet "
+        "rewritten whole). Answers are never constrained",
         choices=("json", "text"),
         result=True,
         group=MODEL,

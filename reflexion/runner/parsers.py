@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory import known_embedder, split_url
+from memory import split_url
+from memory.embedders import known_embedder
 from memory.ranking import parse_ranking
 from reflexion.actor import ROLE_TOKENS
 from reflexion.core.errors import UsageError

@@ -224,7 +224,7 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
     for name in RESULT_FIELDS:
         mine, theirs = getattr(config, name), old.get(name, default_of(name))
         if name == "model" and str(theirs).startswith("object:"):
-            theirs = str(theirs).rstrip(":")  # a nameless object had a colon before issue 32
+            theirs = str(theirs).rstrip(":")  # older folders end a nameless object's with a colon
         # the same weights, however written, are the same ranking
         same = _ranking_or_text(mine) == _ranking_or_text(theirs) if name == "rank" else None
         if not same and mine != theirs:

@@ -5,8 +5,8 @@ two extraction prompts ask. As ReasoningBank keys its memory, an item is found b
 the task it came from, and a new task recalls all the items of the one earlier task whose
 question is most similar (ReasoningBank's default, one task), listed before the task. An item
 whose text is at least 0.9 similar (by embedding) to one kept for the same question is not
-stored again (ReasoningBank's released code adds every item; one run of issue 22 had built 51
-near-copies of one note, when a recall showed the k nearest items).
+stored again (ReasoningBank's released code adds every item: a store can then fill with
+near-copies of one note, and a recall of the k nearest items show that note k times).
 
 `bank-scaled` is ReasoningBank's parallel scaling (MaTTS): all N candidates of a task are run,
 none stopped by an early pass, and one curator call compares them all, each with its verdict,

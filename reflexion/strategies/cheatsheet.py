@@ -11,7 +11,7 @@ After each task the model updates the sheet from the task, its answer and the vi
   bullets, and the reply is a JSON object held to a schema, a short reason and then at most 3
   delta operations (add a bullet, edit bullet n, remove bullet n), so the sheet is never
   rewritten whole and cannot collapse;
-- `--curation text`, issue 22's form: the whole sheet rewritten between <sheet> and </sheet>;
+- `--curation text`, free text: the whole sheet rewritten between <sheet> and </sheet>;
   refused, and the sheet kept, when the reply holds no closed tag, is empty, or keeps less than
   half of a sheet longer than 200 characters (ACE calls that context collapse).
 

@@ -5,7 +5,7 @@ alone, with no comparison asked (combined with Reflexion, a failure's reflection
 attempts' prompts); then it edits the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A
 new rule starts with 2 votes, and a rule whose votes fall to 0 drops out. Every edit is kept in
 the rule's history. The reply is a JSON object held to a schema (--curation json, the default):
-a short reason, then at most 3 operations; --curation text asks for issue 22's free-text lines.
+a short reason, then at most 3 operations; --curation text asks for them as free-text lines.
 
 The rules go in the system message (the same for every task, so the prefix cache keeps them;
 where tasks share a long context, such as a database's schema, in the user message after that

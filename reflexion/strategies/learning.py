@@ -49,8 +49,8 @@ class Distill:
     """A distill prompt: the system message, and the request that the shared part (the task's
     attempts, each with the verdict of its check) goes into, in two forms: `request` asks for a
     JSON object that `schema` holds the reply to (--curation json, the default: a short reason
-    first, then bounded operations); `text` asks for the free-text lines of issue 22's designs
-    (--curation text, kept to measure what the schema changes)."""
+    first, then bounded operations); `text` asks for free-text lines (--curation text, to
+    compare what the schema changes)."""
 
     system: str
     request: Request

@@ -18,7 +18,8 @@ GENERIC_FEEDBACK = "There may be an error in your answer; check it and try again
 
 def shown_score(score: Score, mode: str) -> Score:
     """The score as prompts see it under `--feedback mode`: the value (and whether it counts as
-    solved) stays, so strategies stop and pick the best as before; only the text changes.
+    solved) stays, so strategies stop and pick the best as under `actionable`; only the text
+    changes.
 
     >>> shown_score(Score(0.5, False, "2 of 4 examples failed: ..."), "none").feedback
     'score 0.5, not solved'

@@ -18,19 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memory.backend import DEFAULT_EMBEDDER, Access
-from reflexion.core.curation import EVERY, FORGET, HISTORY, Change, Chosen, Curated
+from reflexion.core.curation import EVERY, FORGET, HISTORY, Change, Chosen, Curated, utc
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.lesson_records import KINDS, Reflection
-from reflexion.curate.lessons import (
-    credits_in,
-    pick_task,
-    recollections,
-    search_sources,
-    task_label,
-    unknown,
-    utc,
-)
-from reflexion.curate.stores import opened
+from reflexion.curate.lessons import pick_task, search_sources, task_label, unknown
+from reflexion.curate.recalls import recollections
+from reflexion.curate.stores import credits_in, opened
 from reflexion.strategies import voted
 from reflexion.web.layout import Html, join, link, page, pre, table, tag, url
 from reflexion.web.site import NotFound, Site
