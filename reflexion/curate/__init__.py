@@ -5,4 +5,11 @@ memory backend offers, and knows no concrete store.
     stores   where a run folder's stores are, opened for reading or for changing (with a lock)
     lessons  finding a lesson or a task among them, searching, the recalls a trace recorded
     audit    rerunning a recalling episode without a lesson: what that lesson did
+    curator_replay, curator_parse  a design's curator asked again about what a run recorded
+             (`scripts/curator.py`), its replies applied by the board's own function
 """
+
+from reflexion.curate.curator_parse import curator_parse_rates
+from reflexion.curate.curator_replay import CURATED_KINDS, ask_curator, replay_curator
+
+__all__ = ["CURATED_KINDS", "ask_curator", "curator_parse_rates", "replay_curator"]
