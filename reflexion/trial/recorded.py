@@ -26,14 +26,7 @@ from reflexion.core.lesson_records import (
     Reflection,
     is_own,
 )
-from reflexion.core.protocols import (
-    Actor,
-    AnsweringEnv,
-    Crediting,
-    Env,
-    Memory,
-    Merging,
-)
+from reflexion.core.protocols import Actor, AnsweringEnv, Crediting, Env, Memory, Merging
 from reflexion.core.records import Attempt, Call, Message, Point, Score, Step, Task, TaskResult
 from reflexion.trial import experience
 from reflexion.trial.feedback import shown_score
