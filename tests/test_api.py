@@ -132,13 +132,6 @@ def test_an_actor_without_sample_numbers_still_runs_self_refine(tmp_path: Path) 
     assert result.errors == () and result.final_passed and result.attempts == 2
 
 
-def test_self_refine_sampled_refuses_an_actor_that_cannot_sample(tmp_path: Path) -> None:
-    config = RunConfig(strategies=("self-refine-sampled",), out=str(tmp_path / "o"), tasks=1)
-    with pytest.raises(UsageError, match=r"OldStyleRefiner\.feedback\(\) does not"):
-        run(config, env=KeywordEnv(), actor=OldStyleRefiner())
-    assert not (tmp_path / "o").exists()  # refused before anything was written
-
-
 def test_a_resume_with_another_memory_object_is_refused(tmp_path: Path) -> None:
     config = RunConfig(env="quadratic", strategies=("reflexion",), out=str(tmp_path / "q"))
     run(config, memory=WindowMemory())

@@ -1,4 +1,4 @@
-"""scripts/ask_curator.py: a curator asked again, by today's code, about a run's recorded attempts,
+"""scripts/curator.py ask: a curator asked again, by today's code, about a run's recorded attempts,
 its reply printed beside what the run stored then."""
 
 from __future__ import annotations
@@ -13,13 +13,22 @@ from reflexion.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).parent
-SCRIPT = ROOT / "scripts" / "ask_curator.py"
+SCRIPT = ROOT / "scripts" / "curator.py"
 ENV, MODEL = "python:prompt_model:words_with_programs", "python:prompt_model:PromptModel"
 
 
 def ask(*args: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(SCRIPT), "--env", ENV, "--model", MODEL, *args]  # args win
+    command = [
+        sys.executable,
+        str(SCRIPT),
+        "ask",
+        "--env",
+        ENV,
+        "--model",
+        MODEL,
+        *args,
+    ]  # args win
     environ = os.environ | {"PYTHONPATH": path}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environ)
 

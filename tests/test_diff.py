@@ -1,13 +1,11 @@
 """`reflexion diff RUN_A RUN_B` as a user meets it: each strategy of two runs paired by task with
 the comparison's statistics, the tasks that changed, the runtime's work per role; two runs of
-different tasks refused in one line; scripts/compare_runs.py prints the same."""
+different tasks refused in one line."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -163,18 +161,3 @@ def test_the_diff_agrees_with_the_paired_test_on_the_same_verdicts(tmp_path: Pat
     assert single.pair.p_value == paired.p_value == 1.0
     assert single.pair.difference == paired.difference == 0.0
     assert (single.pass_a, single.pass_b) == (paired.rate_a, paired.rate_b) == (0.5, 0.5)
-
-
-def test_compare_runs_script_prints_what_diff_prints(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    a, b = keywords_run(tmp_path, "a"), keywords_run(tmp_path, "b")
-    _, printed, _ = diff([str(a), str(b)], capsys)
-    script = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "compare_runs.py"), str(a), str(b)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert script.returncode == 0 and script.stdout == printed

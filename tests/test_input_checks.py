@@ -117,17 +117,17 @@ def test_curator_parse_refuses_another_runs_replies_and_a_bad_model(tmp_path: Pa
     out = tmp_path / "parse.jsonl"
     row = {"n": 0, "task": "another/q9", "kind": "rule", "form": "json", "used": True}
     out.write_text(json.dumps(row | {"why": "", "tokens": 1, "reply": "{}"}) + "\n")
-    done = script("curator_parse.py", str(run), "--out", str(out), "--limit", "1")
+    done = script("curator.py", "parse", str(run), "--out", str(out), "--limit", "1")
     assert done.returncode == 2 and "holds replies to another run's attempts" in done.stderr
     first = next(s for s in map(json.loads, (run / "trace.jsonl").open()) if s["kind"] == "score")
     other = row | {"task": first["task_id"], "model": "another-model", "reply": "{}"}
     out.write_text(json.dumps(other) + "\n")  # the same run's attempt, another model's reply
-    done = script("curator_parse.py", str(run), "--out", str(out), "--limit", "1")
+    done = script("curator.py", "parse", str(run), "--out", str(out), "--limit", "1")
     assert done.returncode == 2 and "holds replies of model 'another-model'" in done.stderr
     out.write_text("not json\n")
-    done = script("curator_parse.py", str(run), "--out", str(out))
+    done = script("curator.py", "parse", str(run), "--out", str(out))
     assert done.returncode == 2 and "line 1 is not a reply this script wrote" in done.stderr
-    done = script("curator_parse.py", str(run), "--out", str(tmp_path / "new.jsonl"), "--model",
+    done = script("curator.py", "parse", str(run), "--out", str(tmp_path / "new.jsonl"), "--model",
                   "bogus")  # fmt: skip
     assert done.returncode == 2 and "unknown --model 'bogus'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -180,16 +180,9 @@ def test_a_folder_run_with_a_curator_model_resumes_with_another_arm(
 def test_curator_parse_keeps_its_rule_list_as_a_run_does() -> None:
     """The script shows each reply the list the earlier replies left: an add of a rule's text
     again is refused, and an edit that copies another rule upvotes that rule, as in a run."""
-    import importlib.util
-    import sys
+    from reflexion.curate import curator_parse as module
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "curator_parse.py"
-    spec = importlib.util.spec_from_file_location("curator_parse", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["curator_parse"] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    board = module.Board()
+    board = module.Kept()
     for text in ("Use every word.", "Check spelling.", "use every word."):
         module.apply_rule(board, "add", None, text)
     [first, second] = board.lessons

@@ -1,9 +1,8 @@
-"""scripts/replay_curator.py: insights' recorded curator requests asked again by today's code, each
+"""scripts/curator.py replay: insights' recorded curator requests asked again by today's code, each
 with the rules it showed, and the replies taken in full counted then and now."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -16,13 +15,13 @@ from reflexion.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).parent
-SCRIPT = ROOT / "scripts" / "replay_curator.py"
+SCRIPT = ROOT / "scripts" / "curator.py"
 ENV, MODEL = "python:prompt_model:WordsEnv", "python:prompt_model:PromptModel"
 
 
 def replay(*args: str, model: str = MODEL) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(SCRIPT), "--env", ENV, *args]
+    command = [sys.executable, str(SCRIPT), "replay", "--env", ENV, *args]
     command += ["--model", model] if model else []  # none: the run's
     command += ["--embedder", "hash-64"]
     environ = os.environ | {"PYTHONPATH": path}
@@ -30,11 +29,9 @@ def replay(*args: str, model: str = MODEL) -> subprocess.CompletedProcess[str]:
 
 
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("replay_curator", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from reflexion.curate import curator_replay
+
+    return curator_replay
 
 
 def stream(out: Path, *more: str) -> str:

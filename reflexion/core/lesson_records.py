@@ -1,6 +1,6 @@
 """The lessons a memory holds and the rule of what a recall may see: a lesson's `Kind`, the
-`Reflection` record with its provenance, a board's `BoardEdit`, a `Recalled` hit and the
-`RecallScope` of an asking episode.
+`Reflection` record with its provenance, a board's `BoardEdit` and its `Board` rules, a
+`Recalled` hit and the `RecallScope` of an asking episode.
 
     >>> scope = RecallScope("quad", "t1", "run-b", "reflexion", 0, 1, leave_task_out=True)
     >>> scope.admits(Reflection("r1", "x", "run-a", "reflexion", "quad", "t1", 0, 1, 0.0, 0.0))
@@ -117,6 +117,26 @@ class BoardEdit(Record):
     op: str
     target: str | None = None
     text: str = ""
+
+
+@dataclass(frozen=True)
+class Board:
+    """The rules of a board: lessons shared by a strategy and seed, all in every prompt, changed
+    by the edits a reply asks for (most votes first, unless `one`). Each design sets its own
+    and passes them to the trial; `Board()` sets no limits.
+
+    >>> Board(most=10).most, Board().drops_at_zero
+    (10, False)
+    """
+
+    most: int | None = None  # this run's lessons on one board; an add beyond is skipped
+    chars: int | None = None  # the longest lesson; a longer one is a malformed reply
+    new_votes: int = 0  # a new lesson's votes
+    drops_at_zero: bool = False  # a lesson voted down to 0 drops out
+    one: bool = False  # the board is one text: this run's, or the newest inherited one
+    # an add this similar to a lesson on the board is skipped; an edit this similar to another
+    # lesson is an upvote of that lesson (as ExpeL turns such an EDIT into an AGREE)
+    distinct: float | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, RecallScope, Reflection
 from reflexion.core.records import Attempt, Call, Observation, Score, Task, Turn
 
 
@@ -343,17 +343,24 @@ class Trial(Protocol):
         ...
 
     async def keep(
-        self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
+        self,
+        kind: Kind,
+        text: str,
+        attempt: Attempt,
+        key: str = "",
+        distinct: float | None = None,
+        rules: Board | None = None,
     ) -> Reflection | None:
         """Store one lesson of `kind` made from `attempt` (an exemplar, an item), with its
         provenance, found later by `key` (its task's question) where given, else by its text;
         None when nothing was stored (no memory, frozen, empty text, or, with `distinct`, a kept
-        lesson found by the same key whose text is at least that similar)."""
+        lesson found by the same key whose text is at least that similar). `rules`: its
+        design's board rules (a new lesson's votes), None: `Board()`."""
         ...
 
-    async def board(self, kind: Kind, episode: int) -> list[Reflection]:
+    async def board(self, kind: Kind, episode: int, rules: Board | None = None) -> list[Reflection]:
         """The shared board of `kind` (rules, the cheatsheet) as this trial may read it, the most
-        voted first."""
+        voted first (one sheet, where its design's `rules` say the board is one text)."""
         ...
 
     async def revise(
@@ -362,8 +369,9 @@ class Trial(Protocol):
         edits: Sequence[BoardEdit],
         episode: int,
         among: Sequence[Reflection] | None = None,
+        rules: Board | None = None,
     ) -> list[str]:
         """Apply edits to the board of `kind` (or to the lessons `among`, those an episode was
-        shown), each kept in the lesson's history; returns what was done or skipped, one line
-        each (also in the trace)."""
+        shown) under its design's `rules` (None: `Board()`, no limits), each kept in the
+        lesson's history; returns what was done or skipped, one line each (also in the trace)."""
         ...

@@ -6,4 +6,11 @@ memory backend offers, and knows no concrete store.
     lessons  finding a lesson or a task among them as a person names it, searching by text
     recalls  the recalls a run's trace recorded: of a lesson, and those an attempt saw
     audit    rerunning a recalling episode without a lesson: what that lesson did
+    curator_replay, curator_parse  a design's curator asked again about what a run recorded
+             (`scripts/curator.py`), its replies applied by the board's own function
 """
+
+from reflexion.curate.curator_parse import curator_parse_rates
+from reflexion.curate.curator_replay import CURATED_KINDS, ask_curator, replay_curator
+
+__all__ = ["CURATED_KINDS", "ask_curator", "curator_parse_rates", "replay_curator"]

@@ -40,7 +40,7 @@ from reflexion.core.version import VERSION, newer
 from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
 from reflexion.runner.parsers import warn_unused
-from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies, self_refine
+from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -100,7 +100,6 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     warn_unused(config.model, config.task_tokens, env.name)
     strategies = parse_strategies(",".join(config.strategies), given.strategies)
     check_memory_use(strategies, given.memory)
-    self_refine.check_actor([s.name for s in strategies], given.actor)
     tasks = _select_tasks(env, config.tasks)
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))

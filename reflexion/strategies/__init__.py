@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from reflexion.core.errors import UsageError, did_you_mean
+from reflexion.core.lesson_records import Board
 from reflexion.core.protocols import Trial
 from reflexion.strategies import (
     bank,
@@ -34,7 +35,7 @@ from reflexion.strategies import (
     self_refine,
     skills,
 )
-from reflexion.strategies.learning import Board, Lessons
+from reflexion.strategies.learning import Lessons
 
 RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
 _WITH = "the design's memory plus reflexion's own reflections"

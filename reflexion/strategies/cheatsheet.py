@@ -30,11 +30,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
-    Board,
     Design,
     Distill,
     Lessons,
@@ -77,6 +76,7 @@ WORDS = 300  # the length the free-text request asks for
 SHEET = re.compile(r"<sheet>(.*?)</sheet>", re.DOTALL | re.IGNORECASE)
 KEEP = 0.5  # a rewrite must keep at least this share of a long sheet's length
 LONG = 200
+BOARD = Board(one=True)  # one text: this run's sheet, or the newest inherited one
 MAX_OPS = 3  # delta operations per reply, as ExpeL's and ACE's curators make a few at a time
 MAX_BULLETS = 20  # an add beyond is skipped: the sheet must stay small enough for every prompt
 BULLET_CHARS = 800  # room for a short program
@@ -255,13 +255,13 @@ def new_sheet(reply: str, old: str) -> tuple[str, str]:
 
 
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return [Recalled(r) for r in await trial.board(Kind.CHEATSHEET, episode)]
+    return [Recalled(r) for r in await trial.board(Kind.CHEATSHEET, episode, BOARD)]
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.CHEATSHEET, episode):
         return
-    board = await trial.board(Kind.CHEATSHEET, episode)
+    board = await trial.board(Kind.CHEATSHEET, episode, BOARD)
     call = await trial.ask(
         trial.actor.distill(trial.task, Kind.CHEATSHEET, attempts[-1:], board), episode
     )
@@ -277,7 +277,8 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if skipped:  # a reply read, some of its operations not applied
         trial.note(episode, "skipped", "\n".join(skipped), {"kind": Kind.CHEATSHEET})
     if text and text != old:
-        await trial.revise(Kind.CHEATSHEET, [BoardEdit("replace", None, text)], episode)
+        edits = [BoardEdit("replace", None, text)]
+        await trial.revise(Kind.CHEATSHEET, edits, episode, rules=BOARD)
 
 
 SHEETS = Lessons(
@@ -286,7 +287,7 @@ SHEETS = Lessons(
     place="system",
     body=the_sheet,
     distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST.format(words=WORDS))),
-    board=Board(one=True),
+    board=BOARD,
 )
 DESIGN = Design(SHEETS, shown, learn)
 run, with_reflexion = both(DESIGN)

@@ -29,11 +29,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
-    Board,
     Design,
     Distill,
     Lessons,
@@ -83,6 +82,13 @@ RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malforme
 # and rewrites its favourite rule in new words (on the SQL stream, 7 of 9 rules became one rule
 # about one question's table alias). As `bank`'s items.
 DISTINCT = 0.9
+BOARD = Board(
+    most=MAX_RULES,
+    chars=RULE_CHARS,
+    new_votes=NEW_RULE_VOTES,
+    drops_at_zero=True,
+    distinct=DISTINCT,
+)
 
 
 def schema(board: Sequence[Reflection]) -> dict[str, Any]:
@@ -192,7 +198,7 @@ def compared(attempts: Sequence[Attempt]) -> list[Attempt]:
 
 
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
-    return [Recalled(r) for r in await trial.board(Kind.RULE, episode)]
+    return [Recalled(r) for r in await trial.board(Kind.RULE, episode, BOARD)]
 
 
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
@@ -201,7 +207,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
         return  # solved at once: nothing to compare
     if cannot_learn(trial, Kind.RULE, episode):
         return
-    board = await trial.board(Kind.RULE, episode)
+    board = await trial.board(Kind.RULE, episode, BOARD)
     material = compared(attempts)
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
     read = json_edits if trial.actor.curation == "json" else parse_edits
@@ -211,7 +217,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if beyond:  # parsed, and not applied: as the cheatsheet's
         trial.note(episode, "skipped", "\n".join(beyond), {"kind": Kind.RULE})
     if edits:
-        await trial.revise(Kind.RULE, edits, episode)
+        await trial.revise(Kind.RULE, edits, episode, rules=BOARD)
 
 
 RULES = Lessons(
@@ -220,13 +226,7 @@ RULES = Lessons(
     place="system",
     body=numbered,
     distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST)),
-    board=Board(
-        most=MAX_RULES,
-        chars=RULE_CHARS,
-        new_votes=NEW_RULE_VOTES,
-        drops_at_zero=True,
-        distinct=DISTINCT,
-    ),
+    board=BOARD,
 )
 DESIGN = Design(RULES, shown, learn)
 run, with_reflexion = both(DESIGN)

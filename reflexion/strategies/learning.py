@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reflexion.core.lesson_records import Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Board, Kind, Recalled, Reflection
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Attempt, Call, Task
 
@@ -73,21 +73,6 @@ def reason_and(name: str, items: Sequence[dict[str, Any]], most: int) -> dict[st
         "required": ["reason", name],
         "additionalProperties": False,
     }
-
-
-@dataclass(frozen=True)
-class Board:
-    """The rules of a board: lessons shared by a strategy and seed, all in every prompt, changed
-    by the edits a reply asks for (most votes first, unless `one`)."""
-
-    most: int | None = None  # this run's lessons on one board; an add beyond is skipped
-    chars: int | None = None  # the longest lesson; a longer one is a malformed reply
-    new_votes: int = 0  # a new lesson's votes
-    drops_at_zero: bool = False  # a lesson voted down to 0 drops out
-    one: bool = False  # the board is one text: this run's, or the newest inherited one
-    # an add this similar to a lesson on the board is skipped; an edit this similar to another
-    # lesson is an upvote of that lesson (as ExpeL turns such an EDIT into an AGREE)
-    distinct: float | None = None
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,7 @@ checking them found, inline, then "write an improved answer". Reflexion's ablati
 "tests without reflection" when the check is the model's own tests (--signal self-tests).
 """
 
-import inspect
-from collections.abc import Sequence
-
-from reflexion.core.errors import UsageError
-from reflexion.core.protocols import Actor, Trial
+from reflexion.core.protocols import Trial
 from reflexion.core.records import Turn
 
 
@@ -104,20 +100,3 @@ def says_stop(feedback: str) -> bool:
     """
     lines = [line.strip().strip("*.:").upper() for line in feedback.splitlines() if line.strip()]
     return bool(lines) and lines[-1] in {"STOP", "VERDICT: STOP"}
-
-
-def check_actor(strategies: Sequence[str], actor: object) -> None:
-    """Refuse `self-refine-sampled` with an actor object whose feedback or refine takes no
-    sample number (one written before they took one), before a run writes anything."""
-    if actor is None or "self-refine-sampled" not in strategies:
-        return
-    if not isinstance(actor, Actor):  # a factory of actors: it is not called to check
-        return
-    kind = actor if isinstance(actor, type) else type(actor)
-    for role in ("feedback", "refine"):
-        if "sample" not in inspect.signature(getattr(kind, role)).parameters:
-            msg = (
-                f"self-refine-sampled needs an actor whose {role}() takes a sample number "
-                f"(sample: int = 0); {kind.__name__}.{role}() does not"
-            )
-            raise UsageError(msg)

@@ -31,10 +31,10 @@ import ast
 from collections.abc import Sequence
 
 from reflexion.core.fences import PYTHON, fenced_blocks
-from reflexion.core.lesson_records import BoardEdit, Kind, Recalled
+from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Attempt
-from reflexion.strategies.learning import Board, Design, Lessons, both
+from reflexion.strategies.learning import Design, Lessons, both
 
 HEADER = (
     "Programs that solved similar tasks. If one fits, call it or adapt it in your own program "
@@ -115,7 +115,8 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     # the first that passes is kept (a final answer can quote a block that is not the solver)
     for program in programs:
         if (await trial.verify(fenced(program), solved.episode)).solved:
-            await trial.keep(Kind.SKILL, skill_text(trial.task.lookup, program), solved)
+            text = skill_text(trial.task.lookup, program)
+            await trial.keep(Kind.SKILL, text, solved, rules=RULES)
             return
     if programs:
         n = len(programs)
@@ -138,7 +139,7 @@ async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:
         return
     op = "upvote" if attempt.score.solved else "downvote"
     edits = [BoardEdit(op, lesson.id) for lesson in lessons]
-    await trial.revise(Kind.SKILL, edits, attempt.episode, among=lessons)
+    await trial.revise(Kind.SKILL, edits, attempt.episode, among=lessons, rules=RULES)
 
 
 SKILLS = Lessons(Kind.SKILL, HEADER, place="before_task", body=numbered, board=RULES)

@@ -17,17 +17,18 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection, is_own
-from reflexion.core.protocols import (
-    Actor,
-    AnsweringEnv,
-    Crediting,
-    Env,
-    Memory,
-    Merging,
+from reflexion.core.lesson_records import (
+    Board,
+    BoardEdit,
+    Kind,
+    Recalled,
+    RecallScope,
+    Reflection,
+    is_own,
 )
+from reflexion.core.protocols import Actor, AnsweringEnv, Crediting, Env, Memory, Merging
 from reflexion.core.records import Attempt, Call, Message, Point, Score, Step, Task, TaskResult
-from reflexion.trial.board import Experience
+from reflexion.trial import experience
 from reflexion.trial.feedback import shown_score
 from reflexion.trial.provenance import left_by_rule, new_reflection, provenance
 from reflexion.trial.self_tests import visible_score, write_self_tests
@@ -101,7 +102,7 @@ class RecordedTrial:
 
     @property
     def boards_change(self) -> bool:
-        return self.experience.boards_change
+        return experience.boards_change(self)
 
     @property
     def stores(self) -> bool:
@@ -271,14 +272,20 @@ class RecordedTrial:
         self._log(episode, "draft", output=draft, data=data)
 
     async def keep(
-        self, kind: Kind, text: str, attempt: Attempt, key: str = "", distinct: float | None = None
+        self,
+        kind: Kind,
+        text: str,
+        attempt: Attempt,
+        key: str = "",
+        distinct: float | None = None,
+        rules: Board | None = None,
     ) -> Reflection | None:
         """Store one lesson of `kind` (an exemplar, an item) made from `attempt` (see Trial)."""
-        return await self.experience.keep(kind, text, attempt, key, distinct)
+        return await experience.keep(self, kind, text, attempt, key, distinct, rules or Board())
 
-    async def board(self, kind: Kind, episode: int) -> list[Reflection]:
+    async def board(self, kind: Kind, episode: int, rules: Board | None = None) -> list[Reflection]:
         """The shared board of `kind` (rules, the cheatsheet), the most voted first."""
-        return await self.experience.board(kind, episode)
+        return await experience.board(self, kind, episode, rules or Board())
 
     async def revise(
         self,
@@ -286,15 +293,10 @@ class RecordedTrial:
         edits: Sequence[BoardEdit],
         episode: int,
         among: Sequence[Reflection] | None = None,
+        rules: Board | None = None,
     ) -> list[str]:
-        """Apply a reply's edits to the board of `kind` (reflexion.trial.board)."""
-        return await self.experience.revise(kind, edits, episode, among)
-
-    @property
-    def experience(self) -> Experience:
-        who = (self.strategy, self.env.name, self.task, self.seed)
-        recalled = self.counters.recalled
-        return Experience(self.memory, self.settings, *who, self._log, recalled, self.scope)
+        """Apply a reply's edits to the board of `kind` (reflexion.trial.board's `apply`)."""
+        return await experience.revise(self, kind, edits, episode, among, rules or Board())
 
     async def remember(self, call: Call, attempt: Attempt) -> Reflection | None:
         """Store a reflection with its provenance; a failed reflect call stores nothing."""
@@ -303,13 +305,13 @@ class RecordedTrial:
         if self.settings.frozen_memory:
             self._log(attempt.episode, "remember", output="", data={"frozen": True})
             return None
-        if self.experience.refused(Kind.REFLECTION, call.output, attempt.episode):
+        if experience.refused(self, Kind.REFLECTION, call.output, attempt.episode):
             return None
         who = (self.settings.run_id, self.strategy, self.env.name, self.task.id, self.seed)
         reflection = new_reflection(who, call.output, attempt, self.task.prompt)
         data: dict[str, Any] = {"id": reflection.id}
         data |= {"flag": reflection.flag} if reflection.flag else {}
-        return await self.experience.store(reflection, await self._twin(reflection), data)
+        return await experience.store(self, reflection, await self._twin(reflection), data)
 
     async def _twin(self, reflection: Reflection) -> Recalled | None:
         """The lesson this trial could recall next that is at least --dedup similar, if any."""

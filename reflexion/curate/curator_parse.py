@@ -1,59 +1,65 @@
 """How often a curator's reply can be used: the free-text forms of issue 22 (`--curation text`)
 against the JSON forms held to a schema (`--curation json`, the default), on the same attempts.
+`scripts/curator.py parse` runs it.
 
 The attempts come from a run folder's trace (each strategy's final attempt at each task, with
 the visible verdict the curator is shown). For each of them, in order, every design's curator
 (insights, cheatsheet, bank) is asked in both forms, each form with a board of its own that its
-replies change as a run would (rules with votes, the sheet, the items), so later prompts show
-what earlier replies wrote. A reply counts as used when all of it parsed and everything it asked
-for could be applied: every rule edit, every sheet operation (or, in text, a sheet that was
-accepted), every item.
+replies change as a run would (rules with votes and the sheet by the board's own function,
+reflexion.trial.board's `apply`, with the design's rules; the items by appending), so later
+prompts show what earlier replies wrote. Copies are found by their words alone (a run also
+catches near-copies by embedding). A reply counts as used when all of it parsed and everything
+it asked for could be applied: every rule edit, every sheet operation (or, in text, a sheet
+that was accepted), every item.
 
 Resumable: each reply is appended to OUT as a line; the same command skips what is there.
-
-    .venv/bin/python scripts/curator_parse.py RUN --limit 10 --out runs/curator-parse.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import itertools
 import json
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import reflexion.strategies as designs
-from memory import same_wording
-from reflexion import (
-    Attempt,
-    ChatActor,
-    Kind,
-    Reflection,
-    ReflexionError,
-    Score,
-    Task,
-    UsageError,
-    load_model,
-)
-from reflexion.core import RunFolder, read_jsonl
-from reflexion.models import DEFAULT_MODEL
+from reflexion.core.errors import UsageError
+from reflexion.core.jsonl import read_jsonl
+from reflexion.core.lesson_records import Board, BoardEdit, Kind, Reflection
+from reflexion.core.records import Attempt, Score, Task
+from reflexion.core.runfolder import RunFolder
+from reflexion.models import load_model
+from reflexion.strategies import bank, cheatsheet, insights
+from reflexion.trial.board import Author, apply
+
+if TYPE_CHECKING:
+    pass
+# the chat actor (langchain) is imported when a curator is asked: `reflexion --help` lists
+# these tools' package without loading it
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
 FORMS = ("text", "json")
 
 
 @dataclass
-class Board:
+class Kept:
     """One design's memory in one form, as the replies so far left it."""
 
     lessons: list[Reflection] = field(default_factory=list)
+    clock: Iterator[int] = field(default_factory=itertools.count)
 
     def shown(self) -> list[Reflection]:
         return sorted(self.lessons, key=lambda r: -r.votes)
+
+    def change(self, kind: Kind, edits: list[BoardEdit], rules: Board) -> None:
+        """The board after `edits`, as a run's board would be (see the module)."""
+        # each change a reply of its own (as each task's is in a run), so its adds get new ids
+        n = next(self.clock)
+        author = Author("parse", "curator", "env", Task("t", ""), 0, n, lambda: float(n))
+        self.lessons, _, _ = apply(kind, self.lessons, edits, rules, author)
 
 
 def lesson(n: int, text: str, kind: Kind, votes: int = 0) -> Reflection:
@@ -62,45 +68,32 @@ def lesson(n: int, text: str, kind: Kind, votes: int = 0) -> Reflection:
     )
 
 
-def apply(kind: Kind, form: str, board: Board, reply: str) -> tuple[bool, str]:
+def applied(kind: Kind, form: str, board: Kept, reply: str) -> tuple[bool, str]:
     """Change `board` as the design would; whether the whole reply was used, and why not."""
     shown = board.shown()
     if kind == Kind.RULE:
-        read = designs.insights.json_edits if form == "json" else designs.insights.parse_edits
+        read = insights.json_edits if form == "json" else insights.parse_edits
         edits, bad, beyond = read(reply, [r.id for r in shown])
-        for e in edits:
-            apply_rule(board, e.op, e.target, e.text)
+        board.change(kind, edits, insights.BOARD)
         return bool(edits) and not bad and not beyond, "; ".join(bad + beyond)[:200]
     if kind == Kind.CHEATSHEET:
         old = shown[0].text if shown else ""
         if form == "json":
-            text, skipped = designs.cheatsheet.updated(old, reply)
+            text, skipped = cheatsheet.updated(old, reply)
             why = "; ".join(skipped)
         else:
-            text, why = designs.cheatsheet.new_sheet(reply, old)
+            text, why = cheatsheet.new_sheet(reply, old)
         if text and text != old:
-            board.lessons = [lesson(0, text, kind)]
+            board.change(kind, [BoardEdit("replace", None, text)], cheatsheet.BOARD)
         return not why and bool(text), why[:200]
-    items, malformed = (designs.bank.json_items if form == "json" else designs.bank.parse_items)(
-        reply
-    )
+    items, malformed = (bank.json_items if form == "json" else bank.parse_items)(reply)
     board.lessons += [lesson(len(board.lessons), t, kind) for t in items]
     return bool(items) and not malformed, f"{malformed} malformed" if malformed else ""
 
 
-def apply_rule(board: Board, op: str, target: str | None, text: str) -> None:
-    # as a run, but copies by their text alone (a run also catches 0.9-similar ones by embedding)
-    same = next((r for r in board.lessons if text and same_wording(r.text, text)), None)
-    if op == "edit" and same is not None and same.id != target:  # restates another: upvotes it
-        op, target, text = "upvote", same.id, ""
-    if op == "add" and same is None and len(board.lessons) < designs.insights.MAX_RULES:
-        board.lessons.append(lesson(len(board.lessons) + 100, text, Kind.RULE, 2))
-        return
-    for i, r in enumerate(board.lessons):
-        if r.id == target:
-            votes = r.votes + {"edit": 1, "upvote": 1, "downvote": -1}[op]
-            board.lessons[i] = replace(r, text=text or r.text, votes=votes)
-    board.lessons = [r for r in board.lessons if r.votes > 0]
+def apply_rule(board: Kept, op: str, target: str | None, text: str) -> None:
+    """One rule edit, as a run's board applies it (see the module)."""
+    board.change(Kind.RULE, [BoardEdit(op, target, text)], insights.BOARD)
 
 
 def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:
@@ -123,25 +116,18 @@ def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:
     yield from list(final.values())[:limit]
 
 
-async def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("run", type=Path, help="a run folder whose trace has the attempts")
-    parser.add_argument("--limit", type=int, default=10, help="the first N final attempts")
-    parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--out", type=Path, default=Path("runs/curator-parse.jsonl"))
-    args = parser.parse_args()
-    try:
-        if not RunFolder(args.run).trace_file.is_file():
-            msg = f"no trace.jsonl in {args.run}"
-            raise UsageError(msg)
-        todo, run_id = list(attempts(args.run, args.limit)), run_id_of(args.run)
-        done = saved(args.out, todo, {"run": run_id, "model": args.model})
-        model = load_model(args.model)
-    except ReflexionError as exc:
-        print(f"curator_parse: error: {exc}", file=sys.stderr)
-        return 2
+async def curator_parse_rates(args: argparse.Namespace) -> int:
+    """`curator.py parse` (see the module); a UsageError for a run, OUT or model it cannot use."""
+    if not RunFolder(args.run).trace_file.is_file():
+        msg = f"no trace.jsonl in {args.run}"
+        raise UsageError(msg)
+    todo, run_id = list(attempts(args.run, args.limit)), run_id_of(args.run)
+    done = saved(args.out, todo, {"run": run_id, "model": args.model})
+    model = load_model(args.model)
+    from reflexion.actor.chat import ChatActor
+
     actors = {form: ChatActor(model, curation=form) for form in FORMS}
-    boards = {(k, f): Board() for k in DESIGNS for f in FORMS}
+    boards = {(k, f): Kept() for k in DESIGNS for f in FORMS}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     rows = list(done.values())
     for n, (task, attempt) in enumerate(todo):
@@ -150,11 +136,11 @@ async def main() -> int:
                 board = boards[(kind, form)]
                 old = done.get((n, kind, form))
                 if old is not None:  # replayed, so the board is as the run left it
-                    apply(kind, form, board, old["reply"])
+                    applied(kind, form, board, old["reply"])
                     continue
                 start = time.perf_counter()
                 call = await actors[form].distill(task, kind, [attempt], board.shown())
-                used, why = apply(kind, form, board, call.output)
+                used, why = applied(kind, form, board, call.output)
                 row = {"n": n, "task": task.id, "kind": kind, "form": form, "used": used}
                 row |= {"run": run_id, "model": args.model, "why": why, "reply": call.output}
                 row |= {"tokens": call.output_tokens, "seconds": time.perf_counter() - start}
@@ -217,7 +203,3 @@ def table(rows: list[dict[str, Any]]) -> str:
                 f"{kind:<11} {form:<5} {len(mine):>7} {used:>5} {share:>6} {tokens:>12.0f}"
             )
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
