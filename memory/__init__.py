@@ -14,7 +14,7 @@ sentence-transformers at the first SentenceTransformerEmbedder.embed call.
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.connect import split_url
-from memory.chroma.rows import Filters
+from memory.chroma.filters import Filters
 from memory.chroma.store import ChromaMemory
 from memory.embedders import (
     HashEmbedder,

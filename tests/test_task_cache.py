@@ -187,7 +187,7 @@ def test_the_cache_goes_with_the_last_writer_and_reopening_reads_the_store(
     # Another process writes while no one here holds the store.
     code = f"""
         from memory import ChromaMemory, HashEmbedder
-        from reflexion.core.records import Reflection
+        from reflexion.core.lesson_records import Reflection
         with ChromaMemory({str(tmp_path / "m")!r}, embedder=HashEmbedder()) as m:
             m.add([Reflection("p2", "round the answer up", "o", "reflexion", "quad", "t1", 0, 1,
                               0.0, 2e9)])
