@@ -22,7 +22,6 @@ from memory.embedders import (
     embedder_for,
     known_embedder,
 )
-from memory.hygiene import placeholder, same_wording
 from memory.registry import BACKENDS, get_backend, open_store, register_backend
 from memory.window import WindowMemory
 
@@ -41,8 +40,6 @@ __all__ = [
     "get_backend",
     "known_embedder",
     "open_store",
-    "placeholder",
     "register_backend",
-    "same_wording",
     "split_url",
 ]

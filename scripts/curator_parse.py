@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import reflexion.strategies as designs
-from memory import same_wording
 from reflexion import (
     Attempt,
     ChatActor,
@@ -39,6 +38,7 @@ from reflexion import (
     UsageError,
     load_model,
 )
+from reflexion.curate import same_wording
 from reflexion.models import DEFAULT_MODEL
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)

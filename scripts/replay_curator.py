@@ -33,8 +33,9 @@ from typing import Any
 
 import reflexion.strategies as designs
 from envs import make_env
-from memory import embedder_for, placeholder, same_wording
+from memory import embedder_for
 from reflexion import Attempt, ChatActor, Kind, Reflection, ReflexionError, Score, Step, load_model
+from reflexion.curate import placeholder, same_wording
 from reflexion.models import DEFAULT_MODEL
 
 RULE = re.compile(r"^(\d+)\. (.*)$")

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.hygiene import placeholder, same_wording, vague
 from reflexion.core.lesson_records import BoardEdit, Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Memory, Merging, Revising
 from reflexion.core.records import Attempt, Score, Task
 from reflexion.strategies import board_rules
 from reflexion.strategies.learning import Board
+from reflexion.trial.hygiene import placeholder, same_wording, vague
 from reflexion.trial.provenance import left_by_rule, provenance
 from reflexion.trial.settings import TrialSettings
 
