@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reflexion.core.curation import OUTCOMES, Credit
@@ -40,6 +41,7 @@ def credit_of(meta: Mapping[str, Any]) -> Credit:
     return Credit(*(int(meta.get(k, 0) or 0) for k in COUNTS))
 
 
+@dataclass(frozen=True)
 class Credits:
     """A Chroma store's credit per lesson and the audit's counts, over its rows
     (memory.chroma.rows.Rows; a part of ChromaMemory).
@@ -47,8 +49,7 @@ class Credits:
         >>> Credits(rows).credit(["3f9a0c1d2e4b5a69"], "helped", "run/q0/0/2")  # doctest: +SKIP
     """
 
-    def __init__(self, rows: Rows) -> None:
-        self.rows = rows
+    rows: Rows
 
     def credit(self, ids: Sequence[str], outcome: str | None, episode: str | None = None) -> None:
         """One more recall of each of `ids`, and one more `outcome` (None: no comparison); with

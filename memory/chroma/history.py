@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory.chroma.credit import COUNTS, EXTRAS
@@ -46,6 +47,7 @@ def set_extras(store: Rows, lesson_id: str, extras: Mapping[str, Any]) -> None:
             rows.update(ids=[lesson_id], metadatas=[fresh | dict(extras)])
 
 
+@dataclass(frozen=True)
 class History:
     """A Chroma store's changes with history, over its rows (memory.chroma.rows.Rows): every
     change of a lesson logged, with its credit, before it is made (a part of ChromaMemory).
@@ -54,8 +56,7 @@ class History:
         1
     """
 
-    def __init__(self, rows: Rows) -> None:
-        self.rows = rows
+    rows: Rows
 
     def change(
         self,

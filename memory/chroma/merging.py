@@ -9,6 +9,7 @@ JSON list in its metadata, `merged`), and the change goes into the store's chang
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory.chroma.history import extras_of
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 KEPT = ("id", "run_id", "strategy", "env", "task_id", "seed", "episode", "score", "created")
 
 
+@dataclass(frozen=True)
 class Merges:
     """A Chroma store's merged near-duplicates, over its rows (memory.chroma.rows.Rows; a part
     of ChromaMemory).
@@ -27,8 +29,7 @@ class Merges:
         >>> Merges(rows).merge("3f9a0c1d2e4b5a69", near_copy)  # doctest: +SKIP
     """
 
-    def __init__(self, rows: Rows) -> None:
-        self.rows = rows
+    rows: Rows
 
     def merge(self, into: str, reflection: Reflection) -> None:
         """Add `reflection`'s provenance (and its text) to the stored lesson `into`: a change of

@@ -18,6 +18,7 @@ The task cache (memory.chroma.tasks) answers task scope on a store this process 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from memory.chroma.filters import Filters, passes, where_of
@@ -70,6 +71,7 @@ class Filtered:
         return {"$and": [self.inner.where(), self._where]} if self._where else self.inner.where()
 
 
+@dataclass(frozen=True)
 class Recall:
     """A Chroma store's recall over its rows (memory.chroma.rows.Rows): the candidates a run's
     recall ranks, and `nearest` for --dedup. The store ranks them (ChromaMemory.recall).
@@ -77,8 +79,7 @@ class Recall:
         >>> hits = Recall(rows).candidates(vector, scope, 20, cache=None)  # doctest: +SKIP
     """
 
-    def __init__(self, rows: Rows) -> None:
-        self.rows = rows
+    rows: Rows
 
     def candidates(
         self, vector: Sequence[float], scope: RecallScope, n: int, cache: TaskCache | None
