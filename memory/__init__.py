@@ -14,14 +14,13 @@ sentence-transformers at the first SentenceTransformerEmbedder.embed call.
 
 from memory.backend import Access, Backend, ReadOnly, StoreSettings
 from memory.chroma.connect import split_url
-from memory.chroma.rows import Filters
+from memory.chroma.filters import Filters
 from memory.chroma.store import ChromaMemory
 from memory.embedders import (
     HashEmbedder,
     SentenceTransformerEmbedder,
     embedder_for,
 )
-from memory.hygiene import placeholder, same_wording
 from memory.registry import BACKENDS, open_store, register_backend
 from memory.window import WindowMemory
 
@@ -38,8 +37,6 @@ __all__ = [
     "WindowMemory",
     "embedder_for",
     "open_store",
-    "placeholder",
     "register_backend",
-    "same_wording",
     "split_url",
 ]

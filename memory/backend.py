@@ -1,7 +1,8 @@
 """What a memory backend is: one store class serving two contracts, the run's (`Memory`:
 recall, add) and the people's (`Curated`: list, forget, edit, revert, audit), as chroma's one
-client serves its ClientAPI and AdminAPI; and one function that opens its store for the access
-wanted (`Access`). The registry (memory.registry) maps names to backends.
+server object (`ServerAPI`) implements both of its thin clients' APIs (`Client`'s ClientAPI,
+`AdminClient`'s AdminAPI); and one function that opens its store for the access wanted
+(`Access`). The registry (memory.registry) maps names to backends.
 
     >>> from memory.window import WindowMemory
     >>> def open_mine(where, access):

@@ -33,9 +33,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_the_same_lessons_as_the_filtered_query(store: Any, scope: str, query: str) -> None:
     asking = RecallScope("env", "t4", "now", "reflexion", 0, 1, scope=scope)
     n = store.ranking.candidates(3)
-    filtered = store._query(query, n, asking.where())
     vector = store.embedder.embed([query])[0]
-    mine = nearest_admitted(store._search, vector, asking, n, 600)
+    filtered = store._rows.search(vector, n, asking.where())
+    mine = nearest_admitted(store._rows.search, vector, asking, n, 600)
     # the same similarities, nearest first (lessons tied at the cutoff may be either one)
     assert [round(h.similarity or 0, 6) for h in mine] == [
         round(h.similarity or 0, 6) for h in filtered

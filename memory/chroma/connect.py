@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from chromadb.api.client import Client
     from chromadb.api.models.Collection import Collection
 
+    from memory.backend import StoreSettings
+    from memory.chroma.tasks import TaskCache
     from reflexion.core.protocols import Embedder
 
 SQLITE_FILE = "chroma.sqlite3"
@@ -131,6 +133,19 @@ def check_model(collection: Collection, embedder: Embedder, location: str) -> No
             "or use another store"
         )
         raise StoreError(msg)
+
+
+def store_path(where: StoreSettings) -> Path | None:
+    """The store's folder (None: it is on a server)."""
+    if where.chroma_url:
+        return None
+    return Path(where.memory) if where.memory else where.folder / "memory"
+
+
+def where_missing(where: StoreSettings) -> str:
+    """Where a store was looked for, for the message that says none is there."""
+    path = store_path(where)
+    return f"no {SQLITE_FILE} in {path}" if path is not None else f"{where.chroma_url}"
 
 
 def check_dir(path: Path, create: bool) -> None:
@@ -242,3 +257,44 @@ def _take_store(path: Path) -> IO[str]:
         )
         fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
+
+
+_SHARED: dict[tuple[Path, str], list[Any]] = {}  # (folder, collection) -> [TaskCache, holders]
+_SHARED_LOCK = threading.Lock()
+
+
+class CacheHold:
+    """A writer's hold on the task cache (memory.chroma.tasks.TaskCache, made by `make` for
+    the first writer) of one collection in an embedded folder, shared with the process's other
+    writers of it, as StoreLock is; let go on close or when the writer is collected."""
+
+    def __init__(self, path: Path, collection: str, make: Callable[[], TaskCache]) -> None:
+        key = (path.resolve(), collection)
+        with _SHARED_LOCK:
+            held = _SHARED.get(key)
+            if held is None:
+                held = _SHARED[key] = [make(), 0]
+            held[1] += 1
+        self.cache: TaskCache = held[0]
+        self._let_go = weakref.finalize(self, _let_go_cache, key)
+
+    def close(self) -> None:
+        self._let_go()
+
+
+def shared_cache(path: Path | None, collection: str) -> TaskCache | None:
+    """The cache this process's writers keep of a collection, if any: a write through any
+    ChromaMemory on the folder must update it."""
+    if path is None:
+        return None
+    with _SHARED_LOCK:
+        held = _SHARED.get((path.resolve(), collection))
+    return None if held is None else cast("TaskCache", held[0])
+
+
+def _let_go_cache(key: tuple[Path, str]) -> None:
+    with _SHARED_LOCK:
+        held = _SHARED[key]
+        held[1] -= 1
+        if held[1] == 0:
+            del _SHARED[key]

@@ -21,10 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from reflexion.core.curation import OUTCOMES, Credit
+
+if TYPE_CHECKING:
+    from memory.chroma.rows import Rows
 
 AUDITS = tuple(f"audit_{o}" for o in OUTCOMES)
 COUNTS = ("recalls", *OUTCOMES, *AUDITS)
@@ -34,22 +37,21 @@ EXTRAS = (*COUNTS, "credited", "audited", "merged")
 KEY_CHARS = 12  # a credited episode's key: a hash, so that a much-recalled board stays small
 
 
-class Rows(Protocol):
-    """A store whose collection can be read and written under its lock (ChromaMemory)."""
-
-    def rows(self) -> AbstractContextManager[Any]: ...
-
-
 def credit_of(meta: Mapping[str, Any]) -> Credit:
     return Credit(*(int(meta.get(k, 0) or 0) for k in COUNTS))
 
 
-class Credited:
-    """A Chroma store's credit per lesson and the audit's counts (mixed into ChromaMemory)."""
+@dataclass(frozen=True)
+class Credits:
+    """A Chroma store's credit per lesson and the audit's counts, over its rows
+    (memory.chroma.rows.Rows; a part of ChromaMemory).
 
-    def credit(
-        self: Rows, ids: Sequence[str], outcome: str | None, episode: str | None = None
-    ) -> None:
+        >>> Credits(rows).credit(["3f9a0c1d2e4b5a69"], "helped", "run/q0/0/2")  # doctest: +SKIP
+    """
+
+    rows: Rows
+
+    def credit(self, ids: Sequence[str], outcome: str | None, episode: str | None = None) -> None:
         """One more recall of each of `ids`, and one more `outcome` (None: no comparison); with
         `episode` (a key naming it), a lesson that episode counted before is not counted again."""
         if outcome is not None and outcome not in OUTCOMES:
@@ -58,15 +60,15 @@ class Credited:
         key = None
         if episode is not None:
             key = hashlib.sha1(episode.encode()).hexdigest()[:KEY_CHARS]
-        _count(self, ids, ["recalls"] + ([outcome] if outcome else []), key)
+        _count(self.rows, ids, ["recalls"] + ([outcome] if outcome else []), key)
 
-    def count_audit(self: Rows, reflection_id: str, outcome: str, episode: str) -> bool:
+    def count_audit(self, reflection_id: str, outcome: str, episode: str) -> bool:
         """One more audited `episode` (a key naming it) of this lesson, with its measured
         `outcome`; False (and nothing counted) if that episode was audited for it before."""
         if outcome not in OUTCOMES:
             msg = f"outcome must be one of {OUTCOMES}, got {outcome!r}"
             raise ValueError(msg)
-        with self.rows() as rows:
+        with self.rows.rows() as rows:
             found = rows.get(ids=[reflection_id], include=["metadatas"])
             if not found["ids"]:
                 return False
@@ -79,19 +81,19 @@ class Credited:
             rows.update(ids=[reflection_id], metadatas=[meta])
         return True
 
-    def credits(self: Rows) -> dict[str, Credit]:
+    def credits(self) -> dict[str, Credit]:
         """Every lesson's credit, by id."""
-        with self.rows() as rows:
+        with self.rows.rows() as rows:
             found = rows.get(include=["metadatas"])
         metas = found["metadatas"] or [{}] * len(found["ids"])
         return {rid: credit_of(meta or {}) for rid, meta in zip(found["ids"], metas, strict=True)}
 
 
-def _count(memory: Rows, ids: Sequence[str], keys: Sequence[str], episode: str | None) -> None:
+def _count(store: Rows, ids: Sequence[str], keys: Sequence[str], episode: str | None) -> None:
     unique = list(dict.fromkeys(ids))
     if not unique:
         return
-    with memory.rows() as rows:  # read and write under one lock: no count is lost
+    with store.rows() as rows:  # read and write under one lock: no count is lost
         found = rows.get(ids=unique, include=["metadatas"])
         counted, metas = [], []
         for rid, meta in zip(found["ids"], found["metadatas"] or [], strict=True):

@@ -1,9 +1,10 @@
 """The `chroma` memory backend (the default): reflections in a Chroma collection, embedded on
 disk (the run folder's `OUT/memory`, or a folder shared across runs, `--memory DIR`) or on a
 `chroma run` server (`--chroma-url`). One class serves the run's contract (recall, add) and the
-people's (list, forget, edit, revert, audit), as chroma's one client serves its ClientAPI and
-AdminAPI; its recall (memory.chroma.recall), changes with history (memory.chroma.history),
-credit (memory.chroma.credit) and merged near-duplicates (memory.chroma.merging) are mixed in.
+people's (list, forget, edit, revert, audit). It is made of parts, each over the store's rows
+(memory.chroma.rows.Rows, the one handle they share): its recall (memory.chroma.recall),
+changes with history (memory.chroma.history), credit (memory.chroma.credit) and merged
+near-duplicates (memory.chroma.merging).
 
 We embed texts ourselves and always hand Chroma the vectors, and open collections with
 `embedding_function=None`: Chroma's default embedding function downloads an ONNX model, and a
@@ -14,14 +15,14 @@ recorded in the collection metadata, and a store made with another model is refu
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, cast
 
-from memory.backend import Access, Backend, ReadOnly, StoreSettings
+from memory.backend import Access, Backend, StoreSettings
 from memory.chroma.connect import (
     SQLITE_FILE,
+    CacheHold,
     Retrying,
     StoreLock,
     Unresolved,
@@ -30,29 +31,31 @@ from memory.chroma.connect import (
     one_line,
     open_collection,
     release,
+    store_path,
     stored_model,
+    where_missing,
 )
-from memory.chroma.credit import Credited
-from memory.chroma.history import History, Versions
+from memory.chroma.credit import Credits
+from memory.chroma.filters import Filters, where_of
+from memory.chroma.history import History
 from memory.chroma.merging import Merges
-from memory.chroma.recall import CacheHold, Recalling, TaskCache, shared_cache
-from memory.chroma.rows import Filters, from_columns, to_metadata, where_of
+from memory.chroma.recall import Filtered, Recall
+from memory.chroma.rows import Rows
+from memory.chroma.tasks import TaskCache
 from memory.embedders import embedder_for, warm_up
 from memory.ranking import Ranking
-from reflexion.core.curation import VERBS
+from reflexion.core.curation import EVERY, VERBS, Change, Chosen, Credit
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Embedder
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
-    from chromadb.api.types import Where
 
 COLLECTION = "reflections"
-READ_PAGE = 5_000  # rows per `get` when reading a whole store
 
 
-class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
+class ChromaMemory:
     """A store of lessons in a Chroma collection, recalled by cosine similarity (`1 - distance`),
     then the ranking (memory.ranking); every verb of the people's contract. Safe to share
     between threads: every Chroma call holds a lock (embedding does not).
@@ -92,25 +95,35 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         self.ranking = ranking if ranking is not None else Ranking()  # see memory.ranking
         self.location = str(self.path) if self.path is not None else str(url)
         self.label = _label(self.location, embedder)  # what and where, for listings
-        # Errors of the store (not our bugs) that every call turns into a one-line StoreError.
-        self._errors: tuple[type[Exception], ...] = (chromadb.errors.ChromaError, httpx.HTTPError)
-        self._lock = threading.Lock()
-        self._closed = False
-        self._history: Versions | None = None  # the change log, opened on first use
         self._writer_lock: StoreLock | None = None
         self._tasks: CacheHold | None = None  # task scope's cache: only while we alone write
         with self._opening():
             if (create or hold) and self.path is not None:  # held against other processes
                 self._writer_lock = StoreLock(self.path)
             if create and self.path is not None:
-                self._tasks = CacheHold(self.path, collection)
+                self._tasks = CacheHold(self.path, collection, TaskCache)
             self._client = connect(chromadb, self.path, url, create)
             opened = open_collection(self._client, collection, embedder, create)
             # a server's internal error is tried again (Retrying passes every call through)
             self._collection = cast("Collection", Retrying(opened))
-            self._batch = self._client.get_max_batch_size()
+            self._compose((chromadb.errors.ChromaError, httpx.HTTPError))
             if not isinstance(embedder, Unresolved):
                 check_model(self._collection, embedder, self.location)
+
+    def _compose(self, errors: tuple[type[Exception], ...]) -> None:
+        # Errors of the store (not our bugs) that every call turns into a one-line StoreError.
+        self._rows = Rows(
+            self._collection,
+            self._client,
+            location=self.location,
+            errors=errors,
+            embed=self._embed,
+            describe=self.__repr__,
+            folder=self.path,
+            name=self.collection,
+        )
+        self._recall, self._history = Recall(self._rows), History(self._rows)
+        self._credits, self._merges = Credits(self._rows), Merges(self._rows)
 
     @classmethod
     def open(
@@ -172,10 +185,11 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             >>> with ChromaMemory("runs/memory", embedder=HashEmbedder()) as m:  # doctest: +SKIP
             ...     m.add(lessons)
         """
-        with self._lock:
-            self._closed = True
-            release(self._client)
-            self._let_go()
+        self._rows.close(self._release)
+
+    def _release(self) -> None:
+        release(self._client)
+        self._let_go()
 
     def __enter__(self) -> Self:
         return self
@@ -197,10 +211,7 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
 
             >>> m.add([reflection])  # doctest: +SKIP
         """
-        # Chroma rejects a batch that repeats an id; the last one wins, as with a second add.
-        unique = list({r.id: r for r in reflections}.values())
-        if unique:
-            self.add_embedded(unique, self._embed([r.key or r.text for r in unique]))
+        self._rows.add(reflections)
 
     def add_embedded(self, reflections: Sequence[Reflection], vectors: Sequence[Any]) -> None:
         """Store reflections with vectors made elsewhere, one per reflection (ids unique), by
@@ -208,18 +219,38 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
 
             >>> m.add_embedded(lessons, model.embed([r.text for r in lessons]))  # doctest: +SKIP
         """
-        unique, metadatas = list(reflections), [to_metadata(r) for r in reflections]
-        with self._writing() as cache, self._calling():
-            for i in range(0, len(unique), self._batch):
-                chunk = slice(i, i + self._batch)
-                self._collection.upsert(
-                    ids=[r.id for r in unique[chunk]],
-                    embeddings=list(vectors[chunk]),
-                    documents=[r.text for r in unique[chunk]],
-                    metadatas=metadatas[chunk],  # type: ignore[arg-type]
-                )
-            if cache is not None:
-                cache.put(unique, vectors)
+        self._rows.add_embedded(reflections, vectors)
+
+    def recall(
+        self, text: str, scope: RecallScope, k: int, filters: Filters | None = None
+    ) -> list[Recalled]:
+        """Up to k reflections that `scope` admits (and, with `filters`, that pass them), best
+        first by the memory's Ranking: similarity to `text`, the asking task's own lessons,
+        recent ones. In task scope, on a store this process alone writes, from the task's
+        lessons in memory (the task cache, memory.chroma.recall)."""
+        if filters:
+            scope = cast("RecallScope", Filtered(scope, filters))  # the same two methods
+        tasks = self._tasks  # subtle: read once, a close may set it to None meanwhile
+        cache = tasks.cache if tasks is not None else None
+        n = self.ranking.candidates(k)
+        hits = self._recall.candidates(self._embed([text])[0], scope, n, cache)
+        return self.ranking.rank(hits, scope.task_id, k)
+
+    def recall_by_query(self, text: str, scope: RecallScope, k: int) -> list[Recalled]:
+        """`recall` as Chroma's nearest-neighbour query answers it, in any scope: the path of
+        global scope, and of task scope before the task cache (which is checked against it, and
+        measured against it in scripts/benchmark_recall.py).
+
+            >>> [h.reflection.id for h in m.recall_by_query("off by one", s, 2)]  # doctest: +SKIP
+            ['3f9a0c1d2e4b5a69', '41c0e2d9a7b3f815']
+        """
+        n = self.ranking.candidates(k)
+        hits = self._recall.candidates(self._embed([text])[0], scope, n, cache=None)
+        return self.ranking.rank(hits, scope.task_id, k)
+
+    def nearest(self, text: str, scope: RecallScope) -> Recalled | None:
+        """The lesson `scope` admits that is most similar to `text` (by similarity alone)."""
+        return self._recall.nearest(self._embed([text])[0], scope)
 
     def search(self, text: str, k: int, filters: Filters | None = None) -> list[Recalled]:
         """Up to k reflections of any provenance, most similar first (for inspection); with
@@ -228,47 +259,43 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         >>> [x.reflection.task_id for x in m.search("off by one", k=2)]  # doctest: +SKIP
         ['HumanEval/3', 'HumanEval/41']
         """
-        return self._query(text, k, cast("Where | None", where_of(filters)))
+        where = where_of(filters)
+        return self._rows.search(self._embed([text])[0], k, where) if k > 0 else []
 
     def get(self, reflection_id: str) -> Reflection | None:
         """The reflection with this id, or None."""
-        with self._calling():
-            res = self._collection.get(ids=[reflection_id], include=["documents", "metadatas"])
-        found = from_columns(res)
-        return found[0] if found else None
+        return self._rows.get(reflection_id)
 
     def reflections(self, filters: Filters | None = None) -> list[Reflection]:
         """Every stored reflection that passes `filters` (None: all), oldest first (ties: by id)."""
-        found: list[Reflection] = []
-        where = cast("Where | None", where_of(filters))
-        with self._calling():
-            # in pages: one `get` of 100k rows fails in Chroma with "too many SQL variables"
-            while True:
-                page = self._collection.get(
-                    where=where,
-                    include=["documents", "metadatas"],
-                    limit=READ_PAGE,
-                    offset=len(found),
-                )
-                found += from_columns(page)
-                if len(page["ids"]) < READ_PAGE:
-                    break
-        return sorted(found, key=lambda r: (r.created, r.id))
+        return self._rows.reflections(where_of(filters) if filters else None)
 
     def delete(self, ids: Sequence[str]) -> int:
         """Remove these reflections; returns how many existed."""
-        unique = list(dict.fromkeys(ids))
-        if not unique:
-            return 0  # subtle: Chroma refuses an empty id list rather than deleting nothing
-        with self._writing() as cache, self._calling():
-            existing = self._collection.get(ids=unique, include=[])["ids"]
-            if existing:
-                self._collection.delete(ids=existing)
-            if cache is not None:
-                cache.drop(existing)
-        return len(existing)
+        return self._rows.delete(ids)
 
-    # -- the people's contract (Curated; changes, credit and merges are mixed in) ------------
+    def revise(self, reflection: Reflection, why: str) -> None:
+        """Store `reflection` in place of the lesson with its id (a rule's new text or votes, a
+        new cheatsheet), the lesson it replaces kept in its history (Revising)."""
+        self._history.revise(reflection, why)
+
+    def retire(self, reflection_id: str, why: str) -> None:
+        """Remove a lesson (a rule voted down to 0), kept in its history (Revising)."""
+        self._history.retire(reflection_id, why)
+
+    def credit(self, ids: Sequence[str], outcome: str | None, episode: str | None = None) -> None:
+        """One more recall of each of `ids`, and one more `outcome` (memory.chroma.credit)."""
+        self._credits.credit(ids, outcome, episode)
+
+    def merge(self, into: str, reflection: Reflection) -> None:
+        """Keep `reflection`, a near-copy, as a provenance of `into` (memory.chroma.merging)."""
+        self._merges.merge(into, reflection)
+
+    # -- the people's contract (reflexion.core.curation.Curated) -------------------------------
+
+    def lessons(self, chosen: Chosen = EVERY) -> list[Reflection]:
+        """Every stored lesson `chosen` admits, oldest first."""
+        return [r for r in self.reflections() if chosen.admits(r)]
 
     def ranked(self, text: str, scope: RecallScope, at: float) -> list[Recalled]:
         """By the run's ranking, over every lesson (as a recall ranks its candidates)."""
@@ -276,16 +303,50 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
         admitted = [h for h in every if h.reflection.created <= at and scope.admits(h.reflection)]
         return self.ranking.rank(admitted, scope.task_id, len(admitted))
 
-    @contextlib.contextmanager
-    def rows(self) -> Iterator[Any]:
-        """The Chroma collection itself, with the store's lock held (memory.chroma.credit)."""
-        with self._calling():
-            yield self._collection
+    def forget(self, ids: Sequence[str], why: str) -> int:
+        """Remove these lessons, each kept (with its credit) in its history; how many existed.
+
+        >>> m.forget(["3f9a0c1d2e4b5a69"], why="misleading")  # doctest: +SKIP
+        1
+        """
+        return self._history.forget(ids, why)
+
+    def edit(self, reflection_id: str, text: str, why: str) -> Reflection:
+        """New text for a lesson, its counts started afresh (memory.chroma.history)."""
+        return self._history.edit(reflection_id, text, why)
+
+    def revert(
+        self, reflection_id: str, why: str = "revert", to: int | None = None
+    ) -> Reflection | None:
+        """Undo the latest change to a lesson, or every change from number `to` on."""
+        return self._history.revert(reflection_id, why, to)
+
+    def bring_in(self, reflections: Sequence[Reflection], why: str) -> int:
+        """Add lessons from elsewhere (an export), recording what each id held before."""
+        return self._history.bring_in(reflections, why)
+
+    def history(self, reflection_id: str) -> list[Change]:
+        """Every change to this lesson, oldest first."""
+        return self._history.history(reflection_id)
+
+    def changed_ids(self) -> list[str]:
+        """Every lesson id with a change in the log, stored now or forgotten."""
+        return self._history.changed_ids()
+
+    def credits(self) -> dict[str, Credit]:
+        """Every lesson's credit, by id."""
+        return self._credits.credits()
+
+    def count_audit(self, reflection_id: str, outcome: str, episode: str) -> bool:
+        """One more audited `episode` of this lesson (False: that episode was counted)."""
+        return self._credits.count_audit(reflection_id, outcome, episode)
+
+    def merged_from(self, reflection_id: str) -> list[dict[str, Any]]:
+        """The provenances merged into a stored lesson, oldest first."""
+        return self._merges.merged_from(reflection_id)
 
     def info(self) -> dict[str, Any]:
         """Where the store is and what it holds, for the inspection CLI."""
-        with self._calling():
-            count = self._collection.count()
         return {
             "location": self.location,
             "path": None if self.path is None else str(self.path),
@@ -293,10 +354,8 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             "collection": self.collection,
             "embedding_model": self.embedder.name,
             "embedding_dim": self.embedder.dim,
-            "count": count,
+            "count": self._rows.count(),
         }
-
-    # -- opening and calls ---------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _opening(self) -> Iterator[None]:
@@ -311,33 +370,6 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             # Anything Chroma raises while opening means "cannot open", not a bug of ours.
             msg = f"cannot open Chroma store at {self.location}: {one_line(e)}"
             raise StoreError(msg) from e
-
-    @contextlib.contextmanager
-    def _calling(self) -> Iterator[None]:
-        with self._lock:
-            if self._closed:
-                msg = f"{self!r} is closed"
-                raise ValueError(msg)
-            try:
-                yield
-            except self._errors as e:
-                msg = f"Chroma store at {self.location}: {one_line(e)}"
-                raise StoreError(msg) from e
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[TaskCache | None]:
-        """A write to the store, with the task cache of its writers (if any) held, to be kept
-        in step; a write that fails part way empties the cache."""
-        cache = shared_cache(self.path, self.collection)
-        if cache is None:
-            yield None
-            return
-        with cache.lock:
-            try:
-                yield cache
-            except BaseException:
-                cache.clear()
-                raise
 
     def _let_go(self) -> None:
         if self._tasks is not None:
@@ -354,41 +386,9 @@ class ChromaMemory(Recalling, History, Credited, Merges, ReadOnly):
             raise ValueError(msg)
         return vectors
 
-    def _query(self, text: str, k: int, where: Where | None) -> list[Recalled]:
-        return self._search(self._embed([text])[0], k, where) if k > 0 else []
-
-    def _search(self, vector: Sequence[float], k: int, where: Where | None) -> list[Recalled]:
-        with self._calling():
-            # Some Chroma versions raise when n_results exceeds the collection size: cap it.
-            n = min(k, self._collection.count())
-            if n == 0:
-                return []
-            res = self._collection.query(
-                query_embeddings=[vector],
-                n_results=n,
-                where=where,
-                include=["documents", "metadatas", "distances"],
-            )
-        # A query result holds one batch per query embedding; we sent one.
-        first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
-        pairs = zip(from_columns(first), first["distances"], strict=True)
-        return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
-
 
 def _label(location: str, embedder: Embedder) -> str:
     return f"{location} (embedding model {embedder.name}, dim {embedder.dim})"
-
-
-def store_path(where: StoreSettings) -> Path | None:
-    """The store's folder (None: it is on a server)."""
-    if where.chroma_url:
-        return None
-    return Path(where.memory) if where.memory else where.folder / "memory"
-
-
-def _where(where: StoreSettings) -> str:
-    path = store_path(where)
-    return f"no {SQLITE_FILE} in {path}" if path is not None else f"{where.chroma_url}"
 
 
 CHROMA = Backend(
@@ -396,5 +396,5 @@ CHROMA = Backend(
     "a Chroma vector store, ranked by similarity, the task's own lessons and recency (--rank)",
     open=ChromaMemory.opened,
     shared=True,
-    where=_where,
+    where=where_missing,
 )

@@ -107,8 +107,8 @@ class ReflexionMemory:
         metadata: Mapping[str, Scalar] | None = None,
     ) -> Reflection:
         """Store a lesson on the task's latest attempt, with its provenance and its vagueness
-        flag (memory.hygiene: checked against the task's text and `feedback`, what the check
-        found). `score`: the attempt's score (default 1 if it `passed`, else 0). `metadata`:
+        flag (reflexion.trial.hygiene: checked against the task's text and `feedback`, what the
+        check found). `score`: the attempt's score (default 1 if it `passed`, else 0). `metadata`:
         key=value pairs (user, agent, session, ...; strings, numbers, booleans) that `search`,
         `get_all` and `recall` filter on.
 

@@ -72,7 +72,7 @@ class Reflection(Record):
     episode: int
     score: float  # visible score of the attempt this reflection is about
     created: float  # unix time
-    flag: str = ""  # why it looks vague (memory.hygiene); empty: it names something specific
+    flag: str = ""  # why it looks vague (trial.hygiene); empty: it names something specific
     kind: str = Kind.REFLECTION.value  # a Kind's value (a store may hold one this version lacks)
     votes: int = 0  # a rule's votes (ExpeL): it drops out at 0; other kinds keep 0
     # what the lesson is found by: its task's question for an exemplar, an item or a skill (as

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envs import make_env
-from memory import embedder_for, same_wording
+from memory import embedder_for
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Kind, Reflection
 from reflexion.core.records import Attempt, Score, Step, Task
@@ -40,6 +40,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL, load_model
 from reflexion.strategies import insights
 from reflexion.trial.board import Author, Embed, apply, by_embedding, near_copy
+from reflexion.trial.hygiene import same_wording
 
 if TYPE_CHECKING:
     from reflexion.actor.chat import ChatActor

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.hygiene import placeholder, same_wording, vague
 from reflexion.core.lesson_records import Board, BoardEdit, Recalled, Reflection
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Attempt, Score, Task
+from reflexion.trial.hygiene import placeholder, same_wording, vague
 
 # how similar a text is to each of some texts (e.g. by an embedding model), in their order
 Similar = Callable[[str, Sequence[str]], Sequence[float]]

@@ -23,7 +23,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from memory.hygiene import placeholder
 from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Env, Memory, Merging, Revising
 from reflexion.core.records import Attempt, Task
@@ -37,6 +36,7 @@ from reflexion.trial.board import (
     lesson_id,
     near_copy,
 )
+from reflexion.trial.hygiene import placeholder
 from reflexion.trial.provenance import left_by_rule, provenance
 from reflexion.trial.settings import TrialSettings
 
@@ -139,7 +139,7 @@ async def keep(
 
 
 def refused(trial: TrialState, kind: Kind, text: str, episode: int) -> bool:
-    """Whether `text` is the prompt's blanks copied back (memory.hygiene.placeholder), not a
+    """Whether `text` is the prompt's blanks copied back (`hygiene.placeholder`), not a
     lesson: then it is not stored, and the trace's `unparsed` step says why."""
     why = placeholder(text)
     if why:

@@ -8,10 +8,10 @@ import hashlib
 import time
 from typing import Any
 
-from memory.hygiene import vague
 from reflexion.core.lesson_records import Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Attempt
+from reflexion.trial.hygiene import vague
 
 
 def provenance(hit: Recalled, task_id: str, run_id: str) -> dict[str, Any]:
