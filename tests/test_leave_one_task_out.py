@@ -19,10 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import SECRET
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from prompt_model import PromptModel
 from running import RunConfig, run
 
 from envs.sandbox import run_python
@@ -76,28 +73,9 @@ class AnswerEnv:
         return Score(float(passed), passed, f"{SECRET}: checked")
 
 
-class AnswerModel(BaseChatModel):
-    """Answers right when the answer is in the prompt, else by chance on 3 tasks in 10; every
-    lesson it writes states the answers that the feedback in its prompt stated."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "answers"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        prompt = "\n".join(m.text for m in messages)
-        usage = {"input_tokens": len(prompt) // 4, "output_tokens": 8, "total_tokens": 0}
-        reply = AIMessage(reply_to(prompt), usage_metadata=usage)  # type: ignore[arg-type]
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
 def reply_to(prompt: str) -> str:
+    """The scripted model: right when the answer is in the prompt, else by chance on 3 tasks in
+    10; every lesson it writes states the answers that the feedback in its prompt stated."""
     told = TOLD.findall(prompt)
     lesson = f"Item answers: {', '.join(told)}." if told else "Answer with the code word."
     if "Reply with a JSON object" in prompt:
@@ -127,7 +105,7 @@ def rerun(store: Path, out: Path, design: str, **more: Any) -> list[TaskResult]:
         episodes=episodes,
         **more,
     )
-    return run(config, model=AnswerModel(), env=AnswerEnv())
+    return run(config, model=PromptModel(answer=reply_to), env=AnswerEnv())
 
 
 def recalled_from_own_task(out: Path, *other_runs: str) -> list[str]:
