@@ -29,7 +29,6 @@ from reflexion.curate.lessons import holder, pick_task, search_sources, task_lab
 from reflexion.curate.recalls import Recollection, recollections
 from reflexion.curate.stores import credits_in, opened, settings_for
 from reflexion.runner.parsers import positive
-from reflexion.strategies import voted
 
 READ_VERBS = ("list", "show", "search", "export")
 
@@ -161,6 +160,8 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     credited = "" if credit is None else f"  [{credit}]"
     credited += f"  [vague: {r.flag}]" if r.flag else ""
     if not is_own(r.kind):
+        from reflexion.strategies import voted  # the designs load only for a design's lesson
+
         credited += f"  [{r.kind}" + (f", {r.votes} votes]" if voted(r.kind) else "]")
     return (
         f"{r.id}  {task_label(r.env, r.task_id)}  {r.strategy} seed {r.seed} ep {r.episode}  "

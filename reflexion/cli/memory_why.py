@@ -25,7 +25,6 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.curate.lessons import pick_task
 from reflexion.curate.recalls import recalls_seen
 from reflexion.curate.stores import kept_by
-from reflexion.strategies import one_text
 from reflexion.trial.provenance import left_entry
 
 
@@ -77,6 +76,8 @@ def _explain(step: Step, steps: list[Step], config: dict[str, Any], stores: list
     picked = f", then {data['picked']}" if data.get("picked") else ""  # bank: one task's items
     how = f"k={k}{picked}, scope {data.get('scope', '?')}, {ranking}"
     if data.get("board"):
+        from reflexion.strategies import one_text  # the designs load only to explain a board
+
         how = "the newest sheet" if one_text(kind) else "the board, most votes first"
     lines = [
         f"{step.strategy} seed {step.seed}, task {step.task_id}, episode {step.episode}, "

@@ -10,7 +10,28 @@ memory backend offers, and knows no concrete store.
              (`scripts/curator.py`), its replies applied by the board's own function
 """
 
-from reflexion.curate.curator_parse import curator_parse_rates
-from reflexion.curate.curator_replay import CURATED_KINDS, ask_curator, replay_curator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reflexion.curate.curator_parse import curator_parse_rates
+    from reflexion.curate.curator_replay import CURATED_KINDS, ask_curator, replay_curator
+
+# the curator tools load the designs and the model runtime: imported when a script asks for
+# them, so that the `memory` commands, which import this package's modules, do not pay for them
+_LAZY = {
+    "curator_parse_rates": "reflexion.curate.curator_parse",
+    "CURATED_KINDS": "reflexion.curate.curator_replay",
+    "ask_curator": "reflexion.curate.curator_replay",
+    "replay_curator": "reflexion.curate.curator_replay",
+}
 
 __all__ = ["CURATED_KINDS", "ask_curator", "curator_parse_rates", "replay_curator"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        msg = f"module 'reflexion.curate' has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)

@@ -28,7 +28,7 @@ def check_has_memory(path: Path, url: str | None) -> None:
     """A run folder whose strategies keep no lessons has no store to open: say so, and name
     the strategies that would have made one (rather than "cannot open Chroma store")."""
     config = RunFolder(path).load_config() if path.is_dir() and url is None else None
-    if config is None:
+    if config is None or (path / "memory").is_dir():  # a store of its own: some kept lessons
         return
     from reflexion.strategies import STRATEGIES
 
