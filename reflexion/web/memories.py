@@ -42,6 +42,20 @@ def sources_of(site: Site, name: str, access: Access = Access.READ) -> Iterator[
         yield stores
 
 
+@contextlib.contextmanager
+def chosen_sources(
+    site: Site, name: str, filters: Filters
+) -> Iterator[tuple[list[Curated], Chosen]]:
+    """The run's stores (as `sources_of`) and the lessons `filters` choose among them; an
+    unknown kind, strategy or task is a 404 that names the known ones."""
+    with sources_of(site, name) as stores:
+        try:
+            chosen = filters.chosen(stores, f"the memory of run {name!r}")
+        except UsageError as exc:
+            raise NotFound(str(exc)) from None
+        yield stores, chosen
+
+
 @dataclass(frozen=True)
 class Filters:
     """What the memory page lists: `memory list`'s --kind, --strategy and --task, and a search."""
@@ -78,11 +92,7 @@ def memory_page(site: Site, name: str, filters: Filters, note: str = "") -> str:
     crumbs = [(url("runs", name), name), (url("runs", name, "memory"), "memory")]
     body: list[object] = [tag("p", note, cls="note")] if note else []
     try:
-        with sources_of(site, name) as stores:
-            try:
-                chosen = filters.chosen(stores, f"the memory of run {name!r}")
-            except UsageError as exc:
-                raise NotFound(str(exc)) from None
+        with chosen_sources(site, name, filters) as (stores, chosen):
             body += [_filter_form(name, stores, filters), _counts(stores, chosen)]
             body.append(_kinds(name, stores, filters, chosen))
             warm(str(site.config(name).get("embedder") or "") or DEFAULT_EMBEDDER)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from memory.backend import DEFAULT_EMBEDDER
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.web.layout import page, tag, url
-from reflexion.web.memories import Filters, _hits, check_kind, sources_of
-from reflexion.web.site import NotFound, Site
+from reflexion.web.memories import Filters, _hits, check_kind, chosen_sources
+from reflexion.web.site import Site
 
 
 def search_page(site: Site, name: str, filters: Filters) -> str:
@@ -26,11 +26,7 @@ def search_page(site: Site, name: str, filters: Filters) -> str:
     if not filters.query:
         return page(f"Search the memory of {name}", tag("p", "Nothing to search for."))
     try:
-        with sources_of(site, name) as stores:
-            try:
-                chosen = filters.chosen(stores, f"the memory of run {name!r}")
-            except UsageError as exc:
-                raise NotFound(str(exc)) from None
+        with chosen_sources(site, name, filters) as (stores, chosen):
             hits = _hits(name, stores, filters.query, embedder, chosen)
     except (UsageError, StoreError) as exc:
         hits = [tag("p", str(exc), cls="note")]
