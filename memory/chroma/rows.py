@@ -66,6 +66,10 @@ def to_metadata(r: Reflection) -> Metadata:
         meta["key"] = r.key
     if r.edited_on:  # a JSON list: Chroma metadata holds scalars
         meta["edited_on"] = json.dumps(list(r.edited_on))
+    if r.status:
+        meta["status"] = r.status
+    if r.evidence:  # JSON, as edited_on
+        meta["evidence"] = json.dumps(r.evidence, sort_keys=True)
     for key, given in r.metadata.items():  # scalar columns of their own, so `where` filters them
         meta[META + key] = given
     for field, number in (("score", float(r.score)), ("created", float(r.created))):
@@ -103,6 +107,8 @@ def from_columns(res: Mapping[str, Any]) -> list[Reflection]:
             key=str(meta.get("key", "")),
             edited_on=tuple(json.loads(str(meta.get("edited_on", "[]")))),
             metadata={k[len(META) :]: v for k, v in meta.items() if k.startswith(META)},
+            status=str(meta.get("status", "")),
+            evidence=json.loads(str(meta.get("evidence", "{}"))),
         )
         for rid, doc, meta in zip(res["ids"], documents, metadatas, strict=True)
     ]

@@ -159,6 +159,7 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
     text = text if len(text) <= 90 else text[:87] + "..."
     credited = "" if credit is None else f"  [{credit}]"
     credited += f"  [vague: {r.flag}]" if r.flag else ""
+    credited += f"  [{r.verdict()}]" if r.status else ""
     if not is_own(r.kind):
         from reflexion.strategies import voted  # the designs load only for a design's lesson
 
@@ -170,8 +171,14 @@ def _line(r: Reflection, credit: Credit | None = None) -> str:
 
 
 def _describe(r: Reflection, recalls: list[Recollection]) -> str:
-    shown = {k: v for k, v in r.to_dict().items() if k != "text" and (v or k != "metadata")}
+    hidden = ("text", "evidence")
+    shown = {k: v for k, v in r.to_dict().items() if k not in hidden and (v or k != "metadata")}
     lines = [f"{k}: {utc(v) if k == 'created' else v}" for k, v in shown.items()]
+    if r.status:  # the gate's replays, one line each
+        e = r.evidence
+        lines += [f"gate: {r.verdict()}; rule {e.get('rule')}, K {e.get('k')}"]
+        lines += [f"  replayed {', '.join(e.get('replayed', ())) or 'no task'}"]
+        lines += [f"  calls (trace steps): {', '.join(e.get('calls', ())) or 'none'}"]
     lines += ["", r.text, ""]
     if not recalls:
         lines.append("never recalled in this run folder's trace")

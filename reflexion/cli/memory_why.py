@@ -161,6 +161,8 @@ def _cut_off(step: Step, stores: list[Curated], recalled: set[str], kind: str) -
 
 
 def _not_admitted(scope: RecallScope, r: Reflection) -> str:
+    if r.rejected:
+        return f"{r.verdict()} (the gate; `memory show {r.id}` lists its replays)"
     if scope.left_out(r):
         return str(left_entry(r, scope.task_id)["why"])
     if r.env != scope.env:

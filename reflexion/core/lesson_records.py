@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from reflexion.core.records import JSON, Record
 
@@ -83,6 +84,28 @@ class Reflection(Record):
     # what the writer said about it (ReflexionMemory.remember's metadata: user, agent, session,
     # any key=value), filtered on by search, get_all and recall; not part of its hash
     metadata: dict[str, Scalar] = field(default_factory=dict, hash=False)
+    # the gate's verdict (--gate, reflexion.trial.gate): "" (not gated), ADMITTED or REJECTED;
+    # a rejected lesson stays in the store, recalled by no scope, with the replays' `evidence`
+    status: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def rejected(self) -> bool:
+        return self.status == REJECTED
+
+    def verdict(self) -> str:
+        """The gate's verdict on this lesson, in words ("" when it was not gated).
+
+        >>> e = {"replayed": ["q1", "q2"], "won": 0, "lost": 1, "tied": 1}
+        >>> Reflection("r", "x", "run", "s", "e", "t", 0, 1, 0.0, 0.0, status="rejected",
+        ...            evidence=e).verdict()
+        'rejected by the gate: 0 won, 1 lost, 1 tied over 2 replayed tasks'
+        """
+        if not self.status:
+            return ""
+        e, n = self.evidence, len(self.evidence.get("replayed", ()))
+        counts = f"{e.get('won', 0)} won, {e.get('lost', 0)} lost, {e.get('tied', 0)} tied"
+        return f"{self.status} by the gate: {counts} over {n} replayed task{'s' * (n != 1)}"
 
     def written_on(self, task_id: str) -> bool:
         """Whether `task_id`'s episodes wrote this lesson or rewrote its text.
@@ -101,6 +124,7 @@ class Reflection(Record):
 
 
 Scalar = str | int | float | bool  # a metadata value, as a Chroma row holds one
+ADMITTED, REJECTED = "admitted", "rejected"  # a gated lesson's status (Reflection.status)
 
 
 @dataclass(frozen=True)
@@ -161,6 +185,8 @@ class RecallScope(Record):
     In an ordered stream (`stream`), the tasks before this one are over, so their lessons (same
     strategy and seed) are visible at every episode.
 
+    A lesson the gate rejected (reflexion.trial.gate) is visible to no scope.
+
     `leave_task_out` (a run's default): another run's lesson is not visible to the task it was
     written or rewritten on, so a rerun of the same tasks on the same store does not read its
     own answers from before (a warm start turns it off).
@@ -178,7 +204,7 @@ class RecallScope(Record):
     leave_task_out: bool = False  # another run's lessons of this task are not visible
 
     def admits(self, r: Reflection) -> bool:
-        if r.kind not in self.kinds:
+        if r.kind not in self.kinds or r.rejected:
             return False
         if r.env != self.env or (self.scope == "task" and r.task_id != self.task_id):
             return False
@@ -205,6 +231,7 @@ class RecallScope(Record):
         if self.stream:
             own.append({"$and": [*pair, {"task_id": {"$ne": self.task_id}}]})
         clauses: list[JSON] = [{"env": self.env}, self._kind_clause()]
+        clauses.append({"status": {"$ne": REJECTED}})  # a row without a status passes it
         if self.scope == "task":
             clauses.append({"task_id": self.task_id})
         other: JSON = {"run_id": {"$ne": self.run_id}}

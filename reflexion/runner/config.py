@@ -248,6 +248,17 @@ class RunConfig(Record):
         result=True,
         group=MEMORY,
     )
+    gate: int = setting(
+        0,
+        help="replay up to K earlier tasks of the stream with a new lesson and without it; store "
+        "it marked rejected, recalled by none, unless it won more than lost (needs --order stream)",
+        parse=int,
+        result=True,
+        limits=(0, 64),
+        label="gate replays",
+        before=0,
+        group=MEMORY,
+    )
     memory_backend: str = setting(
         "chroma",
         help="the memory of strategies that keep lessons (reflexion): chroma, a vector store "
@@ -354,9 +365,7 @@ class RunConfig(Record):
         choices=("local", "ray"),
         group=EXECUTION,
     )
-    ray_address: str | None = setting(
-        help="with --executor ray: the cluster (host:port)", group=EXECUTION
-    )
+    ray_address: str | None = setting(help="with --executor ray: the cluster", group=EXECUTION)
     price: str | None = setting(
         help="the report's cost: IN,OUT, US dollars per million input and output tokens (e.g. "
         f"2.5,10), or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; list prices "

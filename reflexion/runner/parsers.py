@@ -205,6 +205,10 @@ def check_run(config: Any) -> None:
     if config.stream_seed is not None and config.order != "stream":
         msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
         raise UsageError(msg)
+    if config.gate and (config.order != "stream" or config.signal != "visible"):
+        msg = "--gate replays the tasks a stream has run by their visible check: it needs "
+        msg += "--order stream and --signal visible"
+        raise UsageError(msg)
     rank = str(config.rank)
     check_model_settings(config.max_tokens, config.speculative, config.price, rank)
     check_faults_and_budget(

@@ -21,6 +21,7 @@ from reflexion.core.records import Step, Task, TaskResult
 from reflexion.core.runfolder import RunFolder
 from reflexion.runner.budget import Budget
 from reflexion.runner.setup import Prepared
+from reflexion.trial.gate import Replay
 from reflexion.trial.recorded import RecordedTrial, TokenBudgetSpent
 
 Job = tuple[str, str, int]  # strategy, task id, seed
@@ -61,6 +62,7 @@ class Trials:
             seed,
             self.sink,
             memory,
+            replay=self._replay(strategy, task_id),
         )
         try:
             await trial.write_self_tests()
@@ -68,6 +70,17 @@ class Trials:
         except TokenBudgetSpent:
             pass  # the strategy stopped at the trial's token budget; its best stands
         return trial.result()
+
+    def _replay(self, strategy: str, task_id: str) -> Replay | None:
+        """--gate K: the stream's tasks before this one, and what the strategy shows a first
+        attempt (None: no gate, or a strategy that keeps no lessons)."""
+        p = self.plan
+        first = p.strategies[strategy].first
+        if not p.config.gate or first is None:
+            return None
+        order = list(p.saved.get("stream_order") or ())
+        earlier = order[: order.index(task_id)] if task_id in order else []
+        return Replay(p.config.gate, tuple(self.tasks[t] for t in earlier), first)
 
 
 def stream_order(task_ids: Sequence[str], seed: int | None) -> list[str]:

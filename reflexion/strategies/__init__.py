@@ -17,11 +17,12 @@ uses. Adding one is a module and a `register_strategy` call:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from reflexion.core.errors import UsageError, did_you_mean
-from reflexion.core.lesson_records import Board
+from reflexion.core.lesson_records import Board, Recalled
 from reflexion.core.protocols import Trial
 from reflexion.strategies import (
     bank,
@@ -35,7 +36,7 @@ from reflexion.strategies import (
     self_refine,
     skills,
 )
-from reflexion.strategies.learning import Lessons
+from reflexion.strategies.learning import Lessons, first_prompt
 
 RUN_MEMORY = "run"  # a strategy's `memory`: the run's --memory-backend
 _WITH = "the design's memory plus reflexion's own reflections"
@@ -51,6 +52,9 @@ class Strategy:
     memory: str | None = None
     help: str = ""
     curated: str = ""  # what a curator (the distill role) writes: "board", "items"; "": none
+    # what it shows a task's first attempt, for the gate's replays (reflexion.trial.gate);
+    # None: it keeps no lessons, or cannot be gated
+    first: Callable[[Trial], Awaitable[list[Recalled]]] | None = None
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -117,6 +121,21 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("reflexion+skills", skills.with_reflexion, RUN_MEMORY, help=_WITH),
     )
 }
+
+# What each design that keeps lessons shows a task's first attempt (the gate replays it)
+_FIRST: dict[str, Callable[[Trial], Awaitable[list[Recalled]]]] = {"reflexion": reflexion.first}
+for _name, _design in (
+    ("exemplars", exemplars.DESIGN),
+    ("insights", insights.DESIGN),
+    ("cheatsheet", cheatsheet.DESIGN),
+    ("bank", bank.DESIGN),
+    ("bank-scaled", bank.DESIGN),
+    ("skills", skills.DESIGN),
+):
+    _FIRST[_name] = first_prompt(_design)
+    if f"reflexion+{_name}" in STRATEGIES:
+        _FIRST[f"reflexion+{_name}"] = first_prompt(_design, reflected=True)
+STRATEGIES |= {n: dataclasses.replace(STRATEGIES[n], first=f) for n, f in _FIRST.items()}
 
 # Each kind of lesson (by its Kind, which equals its value) as its design's module defines it:
 # its block in a prompt, its distill prompt, its board's rules (reflexion.strategies.learning)

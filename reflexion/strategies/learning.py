@@ -199,6 +199,19 @@ def cannot_learn(trial: Trial, kind: Kind, episode: int, board: bool = True) -> 
     return True
 
 
+def first_prompt(
+    design: Design, reflected: bool = False
+) -> Callable[[Trial], Awaitable[list[Recalled]]]:
+    """What the design shows a task's first attempt (with Reflexion: its recalled reflections
+    too), as the gate replays it (reflexion.trial.gate)."""
+
+    async def shown(trial: Trial) -> list[Recalled]:
+        memory = await design.shown(trial, 1)
+        return memory + await trial.recall(1) if reflected else memory
+
+    return shown
+
+
 def both(design: Design) -> tuple[Callable[[Trial], Awaitable[None]], ...]:
     """The design's two strategies: sampled, and combined with Reflexion's reflections."""
 

@@ -10,7 +10,7 @@ after the last episode: nothing would read it. The recalled reflections go after
 in Reflexion's prompt.
 """
 
-from reflexion.core.lesson_records import Kind
+from reflexion.core.lesson_records import Kind, Recalled
 from reflexion.core.protocols import Trial
 from reflexion.strategies.learning import Lessons, bulleted
 
@@ -27,3 +27,8 @@ async def run(trial: Trial) -> None:
             break
         reflection = await trial.ask(trial.actor.reflect(trial.task, attempt), episode)
         await trial.remember(reflection, attempt)
+
+
+async def first(trial: Trial) -> list[Recalled]:
+    """The lessons a task's first attempt is shown (the gate replays it)."""
+    return await trial.recall(1)

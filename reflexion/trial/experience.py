@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, RecallScope, Reflection
 from reflexion.core.protocols import Env, Memory, Merging, Revising
 from reflexion.core.records import Attempt, Task
+from reflexion.trial import gate
 from reflexion.trial.board import (
     Author,
     Change,
@@ -36,6 +37,7 @@ from reflexion.trial.board import (
     lesson_id,
     near_copy,
 )
+from reflexion.trial.gate import Replay
 from reflexion.trial.hygiene import placeholder
 from reflexion.trial.provenance import left_by_rule, provenance
 from reflexion.trial.settings import TrialSettings
@@ -68,6 +70,8 @@ class TrialState(Protocol):
     def seed(self) -> int: ...
     @property
     def counters(self) -> Counted: ...
+    @property
+    def replay(self) -> Replay | None: ...
 
     def scope(self, episode: int, kind: Kind = Kind.REFLECTION) -> RecallScope: ...
 
@@ -172,6 +176,11 @@ async def store(
     deletes it, where the other order could leave a stray lesson."""
     memory = trial.memory
     assert memory is not None
+    if (replay := gated(trial, lesson)) is not None:
+        verdict = await gate.judge(trial, replay, lesson.episode, [lesson])  # type: ignore[arg-type]
+        (lesson,) = gate.judged([lesson], verdict, replay.k)
+        data |= {"status": lesson.status}
+        twin = None if lesson.rejected else twin  # a rejected lesson is kept apart
     if twin is not None and isinstance(memory, Merging):
         data |= {"merged_into": twin.reflection.id, "similarity": twin.similarity}
     trial.note(lesson.episode, "remember", lesson.text, data)
@@ -180,6 +189,15 @@ async def store(
         return twin.reflection
     await asyncio.to_thread(memory.add, [lesson])
     return lesson
+
+
+def gated(trial: TrialState, lesson: Reflection) -> Replay | None:
+    """The trial's gate, if `lesson` passes through it: every lesson for other tasks, and a
+    reflection only in global scope (in task scope it is for the task's own next attempt)."""
+    own = lesson.kind == Kind.REFLECTION
+    if trial.replay is None or (own and trial.settings.scope != "global"):
+        return None
+    return trial.replay
 
 
 def boards_change(trial: TrialState) -> bool:
@@ -212,6 +230,9 @@ async def revise(
         lessons = among if among is not None else await board(trial, kind, episode, rules)
         how = (kind, lessons, edits, rules, author(trial, episode), similarity(trial.memory))
         _, changes, notes = await asyncio.to_thread(apply, *how)
+        if changes and trial.replay is not None:
+            changes, said = await _gated_changes(trial, trial.replay, episode, changes)
+            notes.append(said)
         for change in changes:
             await _write(trial, episode, change)
     trial.note(episode, "revised", "\n".join(notes), {"kind": kind})
@@ -230,3 +251,29 @@ async def _write(trial: TrialState, episode: int, change: Change) -> None:
         await asyncio.to_thread(memory.retire, lesson.id, change.note)
     else:
         await asyncio.to_thread(memory.revise, change.after, change.note)
+
+
+async def _gated_changes(
+    trial: TrialState, replay: Replay, episode: int, changes: Sequence[Change]
+) -> tuple[list[Change], str]:
+    """A reply's changes to a board, judged together by the gate (the edits of one reply build
+    on each other): all made, or none, each new text then kept marked rejected."""
+    added = [c.after for c in changes if c.after is not None]
+    replaced = [c.before.id for c in changes if c.before is not None]
+    verdict = await gate.judge(trial, replay, episode, added, replaced)  # type: ignore[arg-type]
+    if verdict.admitted:
+        made = [
+            Change(
+                c.before, gate.judged([c.after], verdict, replay.k)[0] if c.after else None, c.note
+            )
+            for c in changes
+        ]
+        return made, verdict.said()
+    for c in changes:
+        if c.after is not None and (c.before is None or c.after.text != c.before.text):
+            (kept,) = gate.judged([c.after], verdict, replay.k)
+            kept = dataclasses.replace(kept, id=lesson_id(c.after.id, episode, kept.status))
+            await store(
+                trial, kept, None, {"id": kept.id, "kind": kept.kind, "status": kept.status}
+            )
+    return [], verdict.said()

@@ -30,6 +30,7 @@ from reflexion.core.protocols import Actor, AnsweringEnv, Crediting, Env, Memory
 from reflexion.core.records import Attempt, Call, Message, Point, Score, Step, Task, TaskResult
 from reflexion.trial import experience
 from reflexion.trial.feedback import shown_score
+from reflexion.trial.gate import Replay
 from reflexion.trial.provenance import left_by_rule, new_reflection, provenance
 from reflexion.trial.self_tests import visible_score, write_self_tests
 from reflexion.trial.settings import TrialSettings
@@ -84,6 +85,7 @@ class RecordedTrial:
     attempts: list[Attempt] = field(default_factory=list)
     best: Attempt | None = None
     counters: TrialCounters = field(default_factory=TrialCounters)
+    replay: Replay | None = None  # --gate: how a lesson it proposes is replayed (trial.gate)
 
     @property
     def budget(self) -> int:
@@ -205,9 +207,8 @@ class RecordedTrial:
             return Score(FAILED_CHECK, False, f"the {kind} check failed on this answer")
 
     async def _credit(self, episode: int, score: Score, left_out: Sequence[str] = ()) -> None:
-        """Credit the lessons recalled for this episode, less those --memory-tokens kept out of
-        the prompt, with what their attempt did against the trial's attempt before (see
-        Crediting)."""
+        """Credit the lessons recalled for this episode (less those --memory-tokens kept out),
+        with what their attempt did against the trial's attempt before (see Crediting)."""
         ids = [i for i in self.counters.recalled.pop(episode, []) if i not in left_out]
         if not ids or not isinstance(self.memory, Crediting) or self.settings.frozen_memory:
             return  # a frozen memory is not written, its credit counts included
@@ -322,6 +323,12 @@ class RecordedTrial:
         near = await asyncio.to_thread(self.memory.nearest, reflection.text, scope)
         similar = near is not None and (near.similarity or 0.0) >= dedup
         return near if similar else None
+
+    def replaying(self, task: Task, memory: Memory, sink: StepSink) -> RecordedTrial:
+        """This trial's replay of an earlier `task` over `memory`, its steps to `sink` (gate)."""
+        return RecordedTrial(
+            self.settings, self.strategy, self.env, task, self.actor, self.seed, sink, memory
+        )
 
     def result(self) -> TaskResult:
         if self.best is None:

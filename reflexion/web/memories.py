@@ -248,11 +248,13 @@ def _lessons(name: str, store: Curated, chosen: Chosen, filters: Filters) -> lis
             f"{r.score:.3g}",
             str(credit.get(r.id, "")),
             r.flag,
+            r.verdict(),
             _short(r.text),
         )
         for r in lessons
     ]
-    head = ("lesson", "kind", "task", "written by", "run", "score", "credit", "vague", "text")
+    head = ("lesson", "kind", "task", "written by", "run", "score", "credit", "vague", "gate")
+    head += ("text",)
     title = f"{len(lessons)} lessons in {store.label}"
     if chosen != EVERY:
         title = f"{len(lessons)} lessons {_which(filters)} (of {len(every)}) in {store.label}"
