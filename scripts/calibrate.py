@@ -176,6 +176,7 @@ def power(
     criterion: Criterion = Criterion.MCNEMAR,
     base: float = BASE,
     concentration: float = CONCENTRATION,
+    alpha: float = ALPHA,
 ) -> float:
     """The share of runs where `criterion` finds a difference and B comes out ahead (at effect 0,
     either way: there is no wrong direction, so this is the false-positive rate).
@@ -186,7 +187,7 @@ def power(
     a, b = simulate(n, base, effect, runs, seed, concentration)
     if criterion is Criterion.MCNEMAR:
         ahead = (b.sum(axis=1) - a.sum(axis=1)).astype(np.float64)
-        found = p_values(a, b) < ALPHA
+        found = p_values(a, b) < alpha
     else:
         low, high = intervals(a, b)
         ahead = np.where(low > 0, 1.0, np.where(high < 0, -1.0, 0.0))
@@ -247,12 +248,30 @@ def fpr_table(runs: int, seed: int, concentration: float) -> str:
     return align(("tasks", "McNemar p < 0.05 with no effect"), rows, left=0)
 
 
+PLAN_EFFECTS = (0.0, 0.05, 0.10, 0.15, 0.20)
+
+
+def plan_table(n: int, base: float, alpha: float, runs: int, seed: int, conc: float) -> str:
+    """The power of one planned comparison: n tasks, A's rate `base`, McNemar p < `alpha`."""
+    shares = [power(n, e, runs, seed, Criterion.MCNEMAR, base, conc, alpha) for e in PLAN_EFFECTS]
+    truths = [true_difference(base, e, conc) * 100 for e in PLAN_EFFECTS]
+    header = ("effect (pts)", "true B - A (pts)", f"found: p < {alpha:g}, B ahead")
+    rows = [
+        (f"+{e * 100:.0f}", f"{t:+.1f}", pct(s))
+        for e, t, s in zip(PLAN_EFFECTS, truths, shares, strict=True)
+    ]
+    return align(header, rows, left=0)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5000, help="simulated runs per cell")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concentration", type=float, default=CONCENTRATION)
     parser.add_argument("--quick", action="store_true", help="200 runs per cell")
+    parser.add_argument("--plan", type=int, help="only the power of a comparison on N tasks")
+    parser.add_argument("--base", type=float, default=0.19, help="with --plan: A's pass rate")
+    parser.add_argument("--alpha", type=float, default=0.01, help="with --plan: McNemar's level")
     args = parser.parse_args(argv)
     runs = 200 if args.quick else args.runs
     if runs < 1 or not 0 < args.concentration < math.inf:
@@ -260,6 +279,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.seed < 0:
         parser.error(f"--seed must be 0 or more, got {args.seed}")
     check_against_pair()
+    if args.plan is not None:
+        if args.plan < 2 or not 0 < args.base < 1 or not 0 < args.alpha < 1:
+            parser.error("--plan needs at least 2 tasks, and --base and --alpha in (0, 1)")
+        print(f"command: .venv/bin/python scripts/calibrate.py {' '.join(sys.argv[1:])}")
+        print(f"{args.plan} tasks, base p_A {args.base:g}, {runs:,} runs per cell\n")
+        print(plan_table(args.plan, args.base, args.alpha, runs, args.seed, args.concentration))
+        return
     start = time.perf_counter()
     print(f"Simulated paired comparisons: {runs:,} runs per cell, seed {args.seed}, per-task "
           f"chance q ~ Beta(mean base, concentration {args.concentration:g}), B's min(q + effect, "

@@ -136,13 +136,13 @@ STREAM = [
 RESULT = ("best_candidate", "best_score", "best_episode", "final_passed", "any_passed", "attempts")
 
 
-def stream_command(out: Path, **env: str) -> tuple[list[str], dict[str, str]]:
+def stream_command(out: Path, *more: str, **env: str) -> tuple[list[str], dict[str, str]]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    return [EXE, *STREAM, "--out", str(out)], os.environ | {"PYTHONPATH": path} | env
+    return [EXE, *STREAM, "--out", str(out), *more], os.environ | {"PYTHONPATH": path} | env
 
 
-def finish(out: Path, **env: str) -> None:
-    command, environ = stream_command(out, **env)
+def finish(out: Path, *more: str, **env: str) -> None:
+    command, environ = stream_command(out, *more, **env)
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environ)
     assert done.returncode == 0, done.stderr
 
@@ -165,6 +165,7 @@ def outcome(out: Path) -> tuple[list[tuple], list[tuple]]:
     assert len({r.id for r in stored}) == len(stored)
     lessons = sorted(
         (r.strategy, r.task_id, r.seed, r.episode, r.kind, r.text, r.votes, r.score, credit[r.id])
+        + ((r.status, r.evidence["won"], r.evidence["lost"]) if r.status else ())
         for r in stored
     )  # each lesson's credit too: a resumed trial's recalls are counted once
     return results, lessons
@@ -211,3 +212,32 @@ def test_a_stream_of_every_design_killed_and_resumed_ends_as_if_never_cut(
     boards = {s["data"]["id"] for s in steps if s["kind"] == "revise"}
     # every kept lesson is there (unless a vote retired it: a skill), and nothing else
     assert kept - boards <= ids <= kept | boards
+
+
+GATE = ("--gate", "2")
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The stream with --gate 2, run to its end: its folder and its store writes."""
+    out = tmp_path_factory.mktemp("gated") / "run"
+    writes = out.parent / "writes.txt"
+    finish(out, *GATE, REFLEXION_CRASH_LOG=str(writes))
+    return out, writes.read_text().split()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_gated_stream_killed_and_resumed_ends_as_if_never_cut(
+    tmp_path: Path, gated: tuple[Path, list[str]], seed: int
+) -> None:
+    """As above, with every design's lessons gated: the resumed run replays, admits and rejects
+    exactly as the uninterrupted one did (each verdict and its counts)."""
+    clean, writes = gated
+    out = tmp_path / "run"
+    after = random.Random(seed).randrange(1, len(writes) + 1)
+    command, env = stream_command(out, *GATE, REFLEXION_CRASH_AFTER=str(after))
+    assert subprocess.run(command, env=env, capture_output=True).returncode == -signal.SIGKILL
+    finish(out, *GATE)
+    assert outcome(out) == outcome(clean)
+    statuses = {lesson[9] for lesson in outcome(clean)[1] if len(lesson) > 9}
+    assert statuses == {"admitted", "rejected"}  # the gate decided both ways
