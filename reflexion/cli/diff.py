@@ -67,7 +67,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
             msg = f"{' and '.join(given)} {verb} for arms (RUN:STRATEGY), not two run folders"
             raise UsageError(msg)
         if len(args.runs) != 2:
-            msg = f"give two run folders, or arms RUN:STRATEGY: got {len(args.runs)} folders"
+            got = f"{len(args.runs)} folder{'' if len(args.runs) == 1 else 's'}"
+            msg = f"give two run folders (RUN_A RUN_B), or arms RUN:STRATEGY: got {got}"
             raise UsageError(msg)
         print(format_diff(diff_runs(args.runs[0], args.runs[1])))
         return 0
