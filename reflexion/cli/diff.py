@@ -10,6 +10,7 @@ tasks' spec, by block of the stream, and by the form of their answers (reflexion
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,13 @@ def add_diff_parser(sub: Any) -> None:
         help="two runs of the same tasks, each strategy paired by task: pass rates, won and "
         "lost, McNemar p, tokens, calls and cached share per role; or arms RUN:STRATEGY from any "
         "run folders, each paired with the first on the tasks all finished",
-        description="Give two run folders (RUN_A, the baseline, then RUN_B) to pair each "
-        "strategy they both ran; or two or more arms RUN:STRATEGY to pair each arm with the "
-        "first. An arm is RUN:STRATEGY, RUN:STRATEGY@1 (the trials cut to their first answer: "
-        "for resample, a single shot), or either with =LABEL when two arms share a name.",
+        description=textwrap.fill(
+            "Give two run folders (RUN_A, the baseline, then RUN_B) to pair each "
+            "strategy they both ran; or two or more arms RUN:STRATEGY to pair each arm with the "
+            "first. An arm is RUN:STRATEGY, RUN:STRATEGY@1 (the trials cut to their first answer: "
+            "for resample, a single shot), or either with =LABEL when two arms share a name.",
+            79,
+        ),
     )
     p.add_argument(
         "runs",

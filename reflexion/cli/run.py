@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import shlex
 import sys
+import textwrap
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -189,12 +190,13 @@ def add_transfer_parser(sub: Any) -> None:
         "transfer",
         help="do lessons carry across tasks? learn on part A of an env's tasks, then run part B "
         "with the learned memory and with an empty one, both frozen, and pair the two",
-        description=(
+        description=textwrap.fill(
             "Learn on part A of an env's tasks (a strategy that keeps lessons, in a stream with "
             "global recall, into OUT/store), then run the disjoint part B twice with the memory "
             "frozen (recall only): from the learned store (OUT/with) and from an empty one "
             "(OUT/empty), and print their paired comparison, the learned lessons by kind, and "
-            "means by position in the stream. The same command resumes it."
+            "means by position in the stream. The same command resumes it.",
+            79,
         ),
     )
     p.add_argument("--env", default="constrained:40", help="the env (default constrained:40)")
