@@ -91,17 +91,20 @@ def test_transfer_checks_every_model_name_before_part_a(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr.strip().endswith("is a file, not a folder")
 
 
-def test_pair_runs_refuses_zero_blocks_and_a_missing_folder(tmp_path: Path) -> None:
+def test_diff_of_arms_refuses_zero_blocks_and_a_missing_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = tmp_path / "r"
     argv = ["compare", "--env", "quadratic", "--strategies", "single,reflexion", "--tasks", "2"]
     assert main([*argv, "--out", str(run), *FAST]) == 0
     arms = [f"{run}:single", f"{run}:reflexion"]
-    done = script("pair_runs.py", *arms, "--blocks", "0")
-    assert done.returncode == 2 and "--blocks must be at least 1" in done.stderr
-    assert "Traceback" not in done.stderr
-    done = script("pair_runs.py", arms[0], f"{tmp_path / 'nowhere'}:single=b")
-    assert done.returncode == 2 and "nowhere: no such run folder" in done.stderr
-    assert script("pair_runs.py", *arms, "--blocks", "2").returncode == 0
+    capsys.readouterr()
+    assert main(["diff", *arms, "--blocks", "0"]) == 2
+    assert "--blocks must be at least 1" in capsys.readouterr().err
+    assert main(["diff", arms[0], f"{tmp_path / 'nowhere'}:single=b"]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere: no such run folder" in err and len(err.strip().splitlines()) == 1
+    assert main(["diff", *arms, "--blocks", "2"]) == 0
 
 
 def test_calibrate_refuses_a_negative_seed_and_a_concentration_that_is_not_finite() -> None:

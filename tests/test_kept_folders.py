@@ -42,7 +42,7 @@ def kept(tmp_path: Path) -> Path:
 
 def published_row(strategy: str) -> list[str]:
     """The page's table row of `strategy`, up to its wall time (the cost column differs: the
-    page's table is scripts/pair_runs.py's, which prices nothing)."""
+    page's table is `reflexion diff RUN:STRATEGY ...`'s, which prices nothing)."""
     line = next(
         x for x in PAGE.read_text(encoding="utf-8").splitlines() if x.startswith(f"{strategy} ")
     )

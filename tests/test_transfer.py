@@ -1,15 +1,13 @@
-"""scripts/transfer.py: the split, the frozen part-B runs (on another model too), what it prints,
-and its refusals."""
+"""`reflexion transfer` (and scripts/transfer.py, its entry point): the split, the frozen part-B
+runs (on another model too), what it prints, and its refusals."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,10 +17,16 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from test_report_stats import trial
 
 from memory import ChromaMemory
+from reflexion.cli import main
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Task, TaskResult
+from reflexion.report.paired import paired_scores
+from reflexion.report.stream import by_quarter, final_score
+from reflexion.runner import transfer as protocol
+from reflexion.runner.transfer import split_tasks
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "transfer.py"
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "transfer.py"
 KEYWORDS = "python:conftest:KeywordEnv"  # k0 (apple, river), then k1 (cloud, stone)
 FAST = ["--embedder", "hash-64", "--episodes", "2"]
 
@@ -69,13 +73,12 @@ def weaker() -> CountingModel:
     return model
 
 
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("transfer_script", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+def transfer(argv: list[str]) -> int | str | None:
+    """`reflexion transfer ARGV` in this process: its exit code (argparse's own refusals exit)."""
+    try:
+        return main(["transfer", *argv])
+    except SystemExit as stop:
+        return stop.code
 
 
 def lessons(store: Path) -> list[tuple[str, str, str, int]]:
@@ -92,17 +95,17 @@ def test_part_b_is_frozen_reads_the_learned_rule_and_runs_on_the_test_model(
 ) -> None:
     for made in MADE.values():
         made.clear()
-    module, out, seen = script(), tmp_path / "tr", {}
-    frozen_runs = module.test_part
+    out, seen = tmp_path / "tr", {}
+    frozen_runs = protocol.frozen_part
 
     def around(*args: Any) -> None:  # the learned store before and after part B
         seen["before"] = lessons(out / "store")
         frozen_runs(*args)
         seen["after"] = lessons(out / "store")
 
-    monkeypatch.setattr(module, "test_part", around)
+    monkeypatch.setattr(protocol, "frozen_part", around)
     argv = ["--env", KEYWORDS, "--strategy", "insights", "--out", str(out), *FAST]
-    module.main([*argv, "--model", LEARNER, "--test-model", PART_B])
+    assert transfer([*argv, "--model", LEARNER, "--test-model", PART_B]) == 0
     printed = capsys.readouterr().out
     assert "split parity (even positions" in printed and "part A 1 tasks, part B 1" in printed
     assert f"part A learned by {LEARNER}" in printed
@@ -126,7 +129,7 @@ def test_the_default_strategy_learns_on_the_first_n_and_tests_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "tr"
-    script().main(["--env", "quadratic", "--split", "first-3", "--out", str(out), *FAST])
+    assert transfer(["--env", "quadratic", "--split", "first-3", "--out", str(out), *FAST]) == 0
     printed = capsys.readouterr().out
     assert "with reflexion: split first-3 (the first 3 tasks learn" in printed
     assert "part A 3 tasks, part B 5" in printed and "the env's scripted actor" in printed
@@ -141,7 +144,7 @@ def test_the_default_strategy_learns_on_the_first_n_and_tests_the_rest(
 
 def test_the_split_is_by_position_in_the_envs_list() -> None:
     tasks = [Task(i, "") for i in ("b", "a", "d", "c", "e")]
-    split = script().split_tasks
+    split = split_tasks
     parity = split(tasks, "parity")
     assert [t.id for t in parity.learn] == ["b", "d", "e"] and [t.id for t in parity.test] == [
         "a",
@@ -161,10 +164,10 @@ def test_several_part_b_models_each_get_a_warm_and_a_cold_run_from_one_learned_s
         made.clear()
     out = tmp_path / "tr"
     argv = ["--env", KEYWORDS, "--strategy", "insights", "--out", str(out), *FAST]
-    script().main([*argv, "--model", LEARNER, "--test-model", PART_B])
+    assert transfer([*argv, "--model", LEARNER, "--test-model", PART_B]) == 0
     capsys.readouterr()
     learned = lessons(out / "store")
-    script().main([*argv, "--model", LEARNER, "--test-model", f"{PART_B},{WEAKER}"])
+    assert transfer([*argv, "--model", LEARNER, "--test-model", f"{PART_B},{WEAKER}"]) == 0
     printed = capsys.readouterr().out
     assert f"part B run by {PART_B} and by {WEAKER} twice" in printed
     slug = WEAKER.replace(":", "-")
@@ -202,10 +205,10 @@ REFUSED = [
 def test_bad_input_is_one_line_and_exit_2(
     args: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as done:
-        script().main(["--env", "quadratic", *args, "--out", str(tmp_path / "t")])
+    code = transfer(["--env", "quadratic", *args, "--out", str(tmp_path / "t")])
     err = capsys.readouterr().err
-    assert done.value.code == 2 and err.startswith("transfer: error: ") and said in err
+    assert code == 2 and said in err
+    assert err.startswith(("reflexion: error: ", "reflexion transfer: error: "))
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()
 
@@ -217,9 +220,8 @@ def test_a_resume_with_another_split_is_refused_before_any_run(
     out.mkdir()
     earlier = json.dumps({"learn": ["q0"], "test": ["q1"]})
     (out / "split.json").write_text(earlier)
-    with pytest.raises(SystemExit) as done:
-        script().main(["--env", "quadratic", "--out", str(out), *FAST])
-    assert done.value.code == 2 and "holds runs of another split" in capsys.readouterr().err
+    code = transfer(["--env", "quadratic", "--out", str(out), *FAST])
+    assert code == 2 and "holds runs of another split" in capsys.readouterr().err
     assert (out / "split.json").read_text() == earlier and list(out.iterdir()) == [
         out / "split.json"
     ]
@@ -232,7 +234,7 @@ def test_the_script_itself_refuses_in_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        "transfer: error: --split first-N (or --learn N) needs N between 1 and 7, not 99"
+        "reflexion: error: --split first-N (or --learn N) needs N between 1 and 7, not 99"
     ]
 
 
@@ -242,21 +244,53 @@ def scored(task: str, score: float, passed: bool = False) -> TaskResult:
     return replace(result, curve=(replace(result.curve[0], score=score),))
 
 
-def test_paired_visible_score_counts_higher_and_lower(capsys: pytest.CaptureFixture[str]) -> None:
+def test_paired_visible_score_counts_higher_and_lower() -> None:
     empty = [scored("t0", 0.5), scored("t1", 0.75), scored("t2", 0.5)]
     learned = [scored("t0", 0.75), scored("t1", 0.5), scored("t2", 1.0)]
-    script().print_scores(empty, learned)
-    out = capsys.readouterr().out
+    sides = [{r.task_id: final_score(r) for r in rs} for rs in (empty, learned)]
+    out = paired_scores(sides[0], sides[1], ("empty", "learned"))
     assert "empty 0.583, learned 0.750" in out
     assert "learned - empty +0.167" in out
     assert "higher on 2, lower on 1, same on 0" in out
 
 
-def test_positions_are_quarters_of_the_stream(capsys: pytest.CaptureFixture[str]) -> None:
+def test_positions_are_quarters_of_the_stream() -> None:
     order = [f"t{i}" for i in range(8)]
     learned = [scored(t, 0.0, passed=i >= 6) for i, t in enumerate(order)]
-    module = script()
-    module.print_positions(order, {"learned memory": learned}, "final success", module.final_passed)
-    lines = capsys.readouterr().out.strip().splitlines()
+    passed = lambda r: float(r.final_passed)  # noqa: E731
+    lines = by_quarter(order, {"learned memory": learned}, "final success", passed).splitlines()
     assert lines[1].split() == ["memory", "Q1", "(2)", "Q2", "(2)", "Q3", "(2)", "Q4", "(2)"]
     assert lines[2].split() == ["learned", "memory", "0.00", "0.00", "0.00", "1.00"]
+
+
+def test_the_command_runs_a_transfer_end_to_end_and_refuses_bad_input_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """`reflexion transfer` in its own process, on the drill: the plan, the three runs with
+    their reports, the paired table; then a split that cannot be made, refused before a run."""
+    out = tmp_path / "tr"
+    command = [sys.executable, "-m", "reflexion", "transfer", "--env", "quadratic"]
+    argv = [*command, "--split", "first-3", "--out", str(out), *FAST]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("transfer on quadratic with reflexion: split first-3 (")
+    assert "part A 3 tasks, part B 5" in done.stdout
+    row = next(x for x in done.stdout.splitlines() if x.startswith("learned memory vs empty"))
+    assert row.split()[5] == "5"  # the 5 tasks of part B, paired
+    assert "final visible score by position in the stream" in done.stdout
+    for part in ("learn", "with", "empty"):
+        assert (out / part / "report.md").is_file() and (out / part / "comparison.json").is_file()
+    kept = lessons(out / "store")
+    assert kept and f"the learned memory holds {len(kept)} lessons" in done.stdout
+    bad = subprocess.run(
+        [*command, "--learn", "9", "--out", str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        "reflexion: error: --split first-N (or --learn N) needs N between 1 and 7, not 9"
+    ]
+    assert not (tmp_path / "t").exists()

@@ -62,6 +62,8 @@ EXAMPLES = {
     "compare": "reflexion compare --env humaneval:20 --strategies single,reflexion --episodes 4",
     "report": f"reflexion report {R}",
     "diff": "reflexion diff runs/before runs/after",
+    "transfer": "reflexion transfer --env game24:100 --strategy insights --episodes 1 "
+    "--test-model qwen2.5-coder-1.5b,qwen2.5-coder-0.5b --out runs/tr-g24",
     "memory": f"reflexion memory list {R}",
     "memory list": f"reflexion memory list {R} --kind rule",
     "memory show": f"reflexion memory show {R} 3f9a0c1d2e4b5a69",

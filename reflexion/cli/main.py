@@ -1,8 +1,9 @@
-"""The `reflexion` command: run, compare, report, inspect memory, and install or serve models.
+"""The `reflexion` command: run, compare, transfer, report, inspect memory, and serve models.
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
     reflexion report runs/quadratic-20261122-120000
     reflexion diff runs/before runs/after
+    reflexion transfer --env constrained:40 --out runs/transfer
     reflexion memory list runs/quadratic-20261122-120000
     reflexion serve runs
     reflexion models serve smollm2-135m --port 8080
@@ -30,6 +31,7 @@ from reflexion.core.version import VERSION
 COMMAND_MODULES = {
     "run": "run",
     "compare": "run",
+    "transfer": "run",
     "report": "report",
     "diff": "diff",
     "memory": "memory",
@@ -82,6 +84,10 @@ def dispatch(args: argparse.Namespace) -> int:
             msg = f"run takes one strategy, got {text!r}: use compare for several"
             raise UsageError(msg)
         return cmd_run(args, strategies)
+    if args.command == "transfer":
+        from reflexion.cli.run import cmd_transfer
+
+        return cmd_transfer(args)
     if args.command == "report":
         from reflexion.cli.report import cmd_report
 

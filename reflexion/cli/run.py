@@ -1,7 +1,9 @@
-"""`reflexion run` and `compare`. Their options come from RunConfig's fields, where each
-setting is declared once with its help, limits and default (`report` is in cli/report.py).
+"""`reflexion run` and `compare`: their options come from RunConfig's fields, where each
+setting is declared once with its help, limits and default (`report` is in cli/report.py). And
+`reflexion transfer`, which runs the transfer protocol of reflexion.runner.transfer.
 
     reflexion compare --env quadratic --strategies self-refine,reflexion --episodes 5
+    reflexion transfer --env constrained:40 --strategy reflexion
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import dataclasses
 import shlex
 import sys
+import textwrap
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,7 +23,9 @@ from reflexion.runner.config import GROUPS, OUTPUT, RUN, RunConfig
 from reflexion.runner.parsers import flag_of
 
 if TYPE_CHECKING:
+    from reflexion.core.protocols import Env
     from reflexion.report.build import Report
+    from reflexion.runner.transfer import Plan
 
 R = TypeVar("R")
 
@@ -43,6 +48,7 @@ def add_run_parsers(sub: Any) -> None:
         "learn across tasks are asked for by name)",
     }
     add_config_options(compare, ("--strategies", several))
+    add_transfer_parser(sub)
 
 
 def add_config_options(p: argparse.ArgumentParser, strategies: tuple[str, dict[str, Any]]) -> None:
@@ -175,3 +181,100 @@ def print_more(report: Report) -> None:
         )
     if report.memory:
         print(f"\n{format_memory(report.memory)}")
+
+
+def add_transfer_parser(sub: Any) -> None:
+    from reflexion.models import DEFAULT_MODEL
+
+    p = sub.add_parser(
+        "transfer",
+        help="do lessons carry across tasks? learn on part A of an env's tasks, then run part B "
+        "with the learned memory and with an empty one, both frozen, and pair the two",
+        description=textwrap.fill(
+            "Learn on part A of an env's tasks (a strategy that keeps lessons, in a stream with "
+            "global recall, into OUT/store), then run the disjoint part B twice with the memory "
+            "frozen (recall only): from the learned store (OUT/with) and from an empty one "
+            "(OUT/empty), and print their paired comparison, the learned lessons by kind, and "
+            "means by position in the stream. The same command resumes it.",
+            79,
+        ),
+    )
+    p.add_argument("--env", default="constrained:40", help="the env (default constrained:40)")
+    p.add_argument("--strategy", default="reflexion", help="one that keeps lessons")
+    p.add_argument(
+        "--split",
+        help="parity (the default: even positions of the env's task list learn, odd ones are "
+        "tested) or first-N (the first N learn); OUT/split.json records the two id lists",
+    )
+    p.add_argument("--learn", type=int, metavar="N", help="the same as --split first-N")
+    p.add_argument("--episodes", type=int, default=3, help="episodes a task (default 3)")
+    p.add_argument(
+        "--model", help=f"learns on part A (default {DEFAULT_MODEL}, or the env's scripted actor)"
+    )
+    p.add_argument(
+        "--test-model",
+        help="runs part B; several, comma-separated, run it each from the one learned store "
+        "(another model's runs are OUT/with.MODEL and OUT/empty.MODEL; default: --model)",
+    )
+    p.add_argument("--embedder", help="the memory's embedder (default: the run's default)")
+    p.add_argument("--out", default="runs/transfer", help="the folder (default runs/transfer)")
+
+
+def cmd_transfer(args: argparse.Namespace) -> int:
+    """Check the request, print the plan, run its parts (or resume them), and print the
+    paired comparison of each part-B model's two runs; bad input is one line, exit 2."""
+    import time
+
+    from reflexion.runner import transfer
+
+    request = transfer.Transfer(
+        env=args.env,
+        strategy=args.strategy,
+        split=transfer.split_of(args.split, args.learn),
+        episodes=args.episodes,
+        model=args.model,
+        test_models=transfer.models_of(args.test_model),
+        embedder=args.embedder,
+        out=args.out,
+    )
+    plan = transfer.prepare(request)
+    print(transfer.plan_text(plan))
+    start = time.perf_counter()
+    transfer.run_plan(plan, run_part)
+    print(f"\n{time.perf_counter() - start:.0f} s this call; ", end="")
+    print(transfer.format_kinds(Path(request.out) / "store"))
+    print_transfer(plan)
+    return 0
+
+
+def run_part(config: RunConfig, env: Env) -> None:
+    """Run (or resume) one part of a transfer, and write its report, as `compare` does."""
+    from reflexion.core.runfolder import RunFolder
+    from reflexion.report.build import write_report
+    from reflexion.runner.execute import execute
+    from reflexion.runner.setup import Injected
+
+    done = interruptible(execute(config, Injected(env=env), progress=True))
+    if done.folder is not None and (results := RunFolder(done.folder).results()):
+        write_report(done.folder, results, RunFolder(done.folder).load_config() or {})
+
+
+def print_transfer(plan: Plan) -> None:
+    """For each part-B model: its learned-memory run against its empty-memory run, paired by
+    task, in final success and in final visible score, and both by quarter of the stream."""
+    from reflexion.report.folders import arm
+    from reflexion.report.paired import format_pairs, pair, paired_scores
+    from reflexion.report.stream import by_quarter, final_score
+
+    strategy, order = plan.transfer.strategy, [t.id for t in plan.split.test]
+    for warm, cold in plan.tests:
+        empty = arm(str(cold.out), strategy, "empty memory")
+        learned = arm(str(warm.out), strategy, "learned memory")
+        print(f"\npart B run by {warm.model or 'the scripted actor'}:")
+        print(format_pairs([pair([*empty, *learned], "empty memory", "learned memory")]))
+        sides = [{r.task_id: final_score(r) for r in rs} for rs in (empty, learned)]
+        if scores := paired_scores(sides[0], sides[1], ("empty", "learned")):
+            print(f"\nfinal visible score, paired: {scores}")
+        arms = {"empty memory": empty, "learned memory": learned}
+        print("\n" + by_quarter(order, arms, "final success", lambda r: float(r.final_passed)))
+        print("\n" + by_quarter(order, arms, "final visible score", final_score))

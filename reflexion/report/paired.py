@@ -137,6 +137,30 @@ def pair(results: Sequence[TaskResult], a: str, b: str, resamples: int = RESAMPL
     )
 
 
+def paired_scores(
+    a: Mapping[str, float], b: Mapping[str, float], names: tuple[str, str] = ("A", "B")
+) -> str:
+    """B's value against A's, paired by task (a visible score: finer than pass/fail where few
+    pass): the means, the mean difference with its bootstrap interval, and the tasks where B was
+    higher, lower and the same; "" when no task has both.
+
+    >>> print(paired_scores({"t0": 0.5, "t1": 0.75}, {"t0": 0.75, "t1": 0.75}))
+    A 0.625, B 0.750; B - A +0.125 [+0.000, +0.250], higher on 1, lower on 0, same on 1
+    """
+    tasks = sorted(a.keys() & b.keys())
+    diffs = [b[t] - a[t] for t in tasks]
+    if not diffs:
+        return ""
+    d = bootstrap_mean(diffs)
+    up, down = sum(x > 1e-9 for x in diffs), sum(x < -1e-9 for x in diffs)
+    means = [float(np.mean([side[t] for t in tasks])) for side in (a, b)]
+    return (
+        f"{names[0]} {means[0]:.3f}, {names[1]} {means[1]:.3f}; {names[1]} - {names[0]} "
+        f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}], higher on {up}, lower on {down}, "
+        f"same on {len(diffs) - up - down}"
+    )
+
+
 def task_means(results: Iterable[TaskResult]) -> dict[str, tuple[float, float]]:
     """task -> (final success, tokens), each the mean over the task's seeds."""
     rows: dict[str, list[tuple[float, float]]] = {}

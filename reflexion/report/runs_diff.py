@@ -3,6 +3,8 @@ strategy of run B, paired by task with the comparison's statistics (reflexion.re
 the difference in final success with its bootstrap interval, tasks won and lost, the exact
 McNemar p-value, tokens B/A), the tasks that changed, and what the runtime did for each role
 (model calls, output tokens, prompt tokens it processed, the share served from its cache).
+Or arms taken from different run folders (RUN:STRATEGY), paired on the tasks they all finished:
+a strategy run again after a fix, against a baseline that need not be run again (`diff_arms`).
 
     >>> d = diff_runs("runs/before", "runs/after")   # doctest: +SKIP
     >>> print(format_diff(d))                         # doctest: +SKIP
@@ -22,10 +24,18 @@ from typing import Any
 from reflexion.core.errors import UsageError
 from reflexion.core.records import Record, Step, TaskResult
 from reflexion.core.runfolder import not_a_run
-from reflexion.report.folders import differing_settings, run_config, run_results, run_steps
+from reflexion.report.folders import (
+    arm,
+    differing_settings,
+    first_attempt,
+    run_config,
+    run_results,
+    run_steps,
+)
 from reflexion.report.memory import is_call
-from reflexion.report.paired import Pair, pair, pair_rows
-from reflexion.report.summary import align
+from reflexion.report.paired import Pair, format_pairs, pair, pair_rows
+from reflexion.report.stream import by_block
+from reflexion.report.summary import align, by_field, by_form, format_table, groups_of, summarize
 from reflexion.runner.config import default_of
 
 CHANGED_SHOWN = 8  # task ids listed per strategy and direction; the rest are counted
@@ -258,4 +268,90 @@ def format_diff(d: RunsDiff) -> str:
             "prompt tokens processed, and the share of prompt tokens served from its cache:\n"
             + align(WORK_COLUMNS, work_rows([w for x in d.strategies for w in x.work]), 2)
         )
+    return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of `diff_arms`: a strategy's trials in a run folder, under `label`; a strategy
+    ending in @1 is its trials cut to their first answer (for `resample`, a single shot: its
+    first answer is the greedy one), costed from the run's trace."""
+
+    folder: Path
+    strategy: str
+    label: str
+
+
+def parse_arm(text: str) -> Arm:
+    """RUN:STRATEGY[@1][=LABEL] (the label defaults to the strategy, @1 included).
+
+    >>> parse_arm("runs/a:exemplars=fixed").label, parse_arm("runs/a:resample@1").label
+    ('fixed', 'resample@1')
+    """
+    folder, sep, rest = text.rpartition(":")
+    strategy, _, label = rest.partition("=")
+    name, at, cut = strategy.partition("@")
+    if not sep or not folder or not name:
+        msg = f"an arm is RUN:STRATEGY, RUN:STRATEGY@1 or either with =LABEL, got {text!r}"
+    elif at and cut != "1":
+        msg = f"only @1 (the first answer) can follow a strategy, got {text!r}"
+    elif label.endswith("@1"):
+        msg = f"@1 goes before =LABEL (RUN:STRATEGY@1=LABEL), got {text!r}"
+    else:
+        return Arm(Path(folder), strategy, label or strategy)
+    raise UsageError(msg)
+
+
+def load_arm(a: Arm) -> list[TaskResult]:
+    """The arm's finished trials, each under the arm's label; UsageError when there are none."""
+    if not a.folder.is_dir():
+        msg = f"{a.folder}: no such run folder"
+        raise UsageError(msg)
+    name, at, _ = a.strategy.partition("@")
+    results = first_attempt(a.folder, name, a.label) if at else arm(a.folder, name, a.label)
+    if not results:
+        where = " with its first answer in trace.jsonl" if at else ""
+        msg = f"{a.folder}: no finished {name} trial{where}"
+        raise UsageError(msg)
+    return results
+
+
+def diff_arms(
+    arms: Sequence[Arm], by: str | None = None, blocks: int = 4, forms: int | None = None
+) -> str:
+    """The arms' table (`reflexion report`'s columns), each arm against the first paired by
+    task, each arm's successes by the spec field `by` (a list field counts a task under each
+    item) and by block of the first folder's stream order, and with `forms` how many final
+    answers reasoned in more than `forms` words around their query or program. Only the tasks
+    every arm finished count, so a run still under way is paired on what it has done.
+
+    >>> print(diff_arms([parse_arm("runs/a:single"), parse_arm("runs/b:exemplars")]))
+    ...                                                      # doctest: +SKIP
+    12 tasks finished by every arm
+    strategy   trials  final [95% CI] ...
+    """
+    labels = [a.label for a in arms]
+    if len(set(labels)) < len(labels):
+        msg = "two arms have the same name: add =LABEL to one"
+        raise UsageError(msg)
+    loaded = [load_arm(a) for a in arms]
+    common = set.intersection(*({r.task_id for r in rs} for rs in loaded))
+    if not common:
+        msg = "the arms share no finished task"
+        raise UsageError(msg)
+    results = [r for rs in loaded for r in rs if r.task_id in common]
+    first = run_config(arms[0].folder)
+    parts = [
+        f"{len(common)} tasks finished by every arm\n{format_table(summarize(results, labels))}"
+    ]
+    parts.append(format_pairs([pair(results, labels[0], label) for label in labels[1:]]))
+    if by:
+        from envs import make_env
+
+        spec = {t.id: groups_of(t.spec.get(by)) for t in make_env(str(first["env"])).tasks()}
+        parts.append(by_field(results, labels, spec))
+    order = first.get("stream_order") or list(dict.fromkeys(r.task_id for r in loaded[0]))
+    parts.append(by_block(results, labels, [str(t) for t in order], blocks))
+    if forms is not None:
+        parts.append(by_form(results, labels, forms))
     return "\n\n".join(parts)

@@ -9,12 +9,13 @@ stream, each strategy's running held-out success, and its running wins and losse
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reflexion.core.records import Record, TaskResult
 from reflexion.report.paired import task_means
+from reflexion.report.summary import align
 
 AGAINST = "single"  # the strategy every other one is paired with, position by position
 
@@ -137,3 +138,59 @@ STREAM_TEXT = (
     "those n where it did better (W) or worse (L) than single on the same task. A strategy that "
     "learns from the tasks before should pull ahead as n grows."
 )
+
+
+def by_block(
+    results: Sequence[TaskResult], labels: Sequence[str], order: Sequence[str], blocks: int
+) -> str:
+    """Each arm's final successes in each of `blocks` equal blocks of the stream `order` (of the
+    tasks `results` hold): does an arm pull ahead later in the stream?
+
+    >>> r = TaskResult("r", "e", "t2", "a", 0, "x", 1.0, 1, True, True, 1, 1, 10, 5, 1.0)
+    >>> print(by_block([r], ["a"], ["t1", "t2"], 2))
+    arm, questions in stream order  1-1
+    a                               1/1
+    """
+    done = {r.task_id for r in results}
+    ordered = [t for t in order if t in done]
+    size = max(1, -(-len(ordered) // blocks))
+    spans = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+    header = [f"{i * size + 1}-{i * size + len(span)}" for i, span in enumerate(spans)]
+    cells = []
+    for label in labels:
+        passed = {r.task_id for r in results if r.strategy == label and r.final_passed}
+        cells.append([label, *(f"{len(passed & set(span))}/{len(span)}" for span in spans)])
+    return align(("arm, questions in stream order", *header), cells)
+
+
+def final_score(result: TaskResult) -> float:
+    """The visible score of the trial's last attempt (e.g. concept coverage)."""
+    return result.curve[-1].score if result.curve else 0.0
+
+
+def by_quarter(
+    order: Sequence[str],
+    arms: Mapping[str, Sequence[TaskResult]],
+    what: str,
+    value: Callable[[TaskResult], float],
+) -> str:
+    """Each arm's mean `value` in each quarter of the stream `order`: does it rise with the
+    lessons behind it? (A task an arm has not finished counts 0.)
+
+    >>> r = TaskResult("r", "e", "t3", "a", 0, "x", 1.0, 1, True, True, 1, 1, 10, 5, 1.0)
+    >>> print(by_quarter(["t0", "t1", "t2", "t3"], {"a": [r]}, "final success",
+    ...                  lambda r: float(r.final_passed)))
+    final success by position in the stream (quarters of the test tasks)
+    memory            Q1 (1)  Q2 (1)  Q3 (1)  Q4 (1)
+    a                    0.00     0.00     0.00     1.00
+    """
+    quarters = [order[i * len(order) // 4 : (i + 1) * len(order) // 4] for i in range(4)]
+    lines = [f"{what} by position in the stream (quarters of the test tasks)"]
+    lines.append(
+        "memory          " + "".join(f"  Q{i + 1} ({len(q)})" for i, q in enumerate(quarters))
+    )
+    for name, results in arms.items():
+        values = {r.task_id: value(r) for r in results}
+        cells = [sum(values.get(t, 0.0) for t in q) / max(len(q), 1) for q in quarters]
+        lines.append(f"{name:<16}" + "".join(f"{c:9.2f}" for c in cells))
+    return "\n".join(lines)

@@ -8,7 +8,8 @@ self-refine      60   75.0% [65-85]  75.0% [65-85]     -0.013      2.43       2,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reflexion.core.records import Point, Record, TaskResult
@@ -260,3 +261,71 @@ def align(header: Sequence[str], cells: Sequence[Sequence[str]], left: int = 1) 
         )
         for row in rows
     )
+
+
+FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a fenced block, closed or cut off
+
+
+def groups_of(value: object) -> tuple[str, ...]:
+    """The groups a task's spec value puts it in: a list's every item (the SQL env's `needs`:
+    a question that needs cents and a join counts under both), else the value itself.
+
+    >>> groups_of(["cents", "join"]), groups_of("easy"), groups_of(None)
+    (('cents', 'join'), ('easy',), ('?',))
+    """
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value) or ("(none)",)
+    return ("?",) if value is None else (str(value),)
+
+
+def by_field(
+    results: Sequence[TaskResult], labels: Sequence[str], spec: Mapping[str, tuple[str, ...]]
+) -> str:
+    """Each arm's final successes out of its tasks in each group (`spec`: task -> its groups).
+
+    >>> r = TaskResult("r", "e", "t1", "a", 0, "x", 1.0, 1, True, True, 1, 1, 10, 5, 1.0)
+    >>> print(by_field([r], ["a"], {"t1": ("easy",), "t2": ("hard",)}))
+    arm  easy  hard
+    a     1/1   0/0
+    """
+    groups = sorted({g for gs in spec.values() for g in gs})
+    cells = []
+    for label in labels:
+        mine = [r for r in results if r.strategy == label]
+        row = [label]
+        for g in groups:
+            picked = [r for r in mine if g in spec.get(r.task_id, ())]
+            row.append(f"{sum(r.final_passed for r in picked)}/{len(picked)}")
+        cells.append(row)
+    return align(("arm", *groups), cells)
+
+
+def prose_words(answer: str) -> int:
+    """Words of an answer outside its fenced blocks: the reasoning around a query or program.
+
+    >>> prose_words("First the join.\\n```sql\\nSELECT 1\\n```")
+    3
+    """
+    return len(FENCED.sub("", answer).split())
+
+
+def by_form(results: Sequence[TaskResult], labels: Sequence[str], words: int) -> str:
+    """Each arm's final answers that reason (more than `words` words outside fenced blocks)
+    against bare ones, how many of each were right, and the mean output tokens.
+
+    >>> r = TaskResult("r", "e", "t1", "a", 0, "SELECT 1", 1.0, 1, True, True, 1, 1, 10, 5, 1.0)
+    >>> by_form([r], ["a"], 15).splitlines()[1].split()
+    ['a', '0/0', '1/1', '5']
+    """
+    cells = []
+    for label in labels:
+        mine = [r for r in results if r.strategy == label]
+        reasoned = [r for r in mine if prose_words(r.best_candidate) > words]
+        bare = [r for r in mine if prose_words(r.best_candidate) <= words]
+        out = sum(r.output_tokens for r in mine) / max(1, len(mine))
+        right = [sum(r.final_passed for r in part) for part in (reasoned, bare)]
+        cells.append(
+            [label, f"{right[0]}/{len(reasoned)}", f"{right[1]}/{len(bare)}", f"{out:.0f}"]
+        )
+    head = ("arm, final answers", f"reasoned (> {words} words), right", "bare, right")
+    return align((*head, "output tokens / trial"), cells)

@@ -1,4 +1,6 @@
-"""scripts/pair_runs.py: arms from two run folders, paired on the tasks both finished."""
+"""`reflexion diff RUN:STRATEGY RUN:STRATEGY ...`: arms from different run folders, paired on
+the tasks they all finished, with successes by a spec field, by block of the stream and by the
+form of the answers."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from envs import make_env
 from reflexion.core.records import Point, Step, TaskResult
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "pair_runs.py"
 
 
 def folder(path: Path, strategy: str, passed: dict[str, bool], order: list[str]) -> Path:
@@ -33,8 +34,8 @@ def folder(path: Path, strategy: str, passed: dict[str, bool], order: list[str])
     return path
 
 
-def pair_runs(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(SCRIPT), *args]
+def diff_arms(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "reflexion", "diff", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
@@ -44,7 +45,7 @@ def test_arms_from_two_folders_are_paired_on_the_tasks_both_finished(tmp_path: P
     after = {t: i < 3 or i in (5, 6, 7, 8) for i, t in enumerate(tasks[:10])}  # 10 finished
     a = folder(tmp_path / "a", "single", base, tasks)
     b = folder(tmp_path / "b", "exemplars", after, tasks)
-    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--by", "difficulty", "--blocks", "2")
+    done = diff_arms(f"{a}:single", f"{b}:exemplars", "--by", "difficulty", "--blocks", "2")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("10 tasks finished by every arm")
@@ -73,7 +74,7 @@ def test_a_list_field_counts_a_task_under_each_of_its_items(tmp_path: Path) -> N
     passed = {t: i % 2 == 0 for i, t in enumerate(tasks)}
     a = folder(tmp_path / "a", "single", {t: False for t in tasks}, tasks)
     b = folder(tmp_path / "b", "exemplars", passed, tasks)
-    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--by", "needs")
+    done = diff_arms(f"{a}:single", f"{b}:exemplars", "--by", "needs")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["arm"])
@@ -94,7 +95,7 @@ def test_forms_counts_answers_that_reason_around_their_query(tmp_path: Path) -> 
         words = " ".join(["because"] * 20) if i < 3 else "bare"
         row["best_candidate"] = f"{words}\n```sql\nSELECT 1 -- {' '.join(['x'] * 30)}\n```"
     (a / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    done = pair_runs(f"{a}:single", f"{b}:exemplars", "--forms", "15")
+    done = diff_arms(f"{a}:single", f"{b}:exemplars", "--forms", "15")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-2].split() == ["single", "3/3", "1/9", "50"]  # right, reasoned and bare
@@ -104,10 +105,10 @@ def test_forms_counts_answers_that_reason_around_their_query(tmp_path: Path) -> 
 def test_a_strategy_missing_from_a_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     tasks = [t.id for t in make_env("sql:12").tasks()]
     a = folder(tmp_path / "a", "single", {t: True for t in tasks}, tasks)
-    done = pair_runs(f"{a}:single", f"{a}:bank")
+    done = diff_arms(f"{a}:single", f"{a}:bank")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines() == [f"pair_runs: error: {a}: no finished bank trial"]
-    same = pair_runs(f"{a}:single", f"{a}:single")
+    assert done.stderr.strip().splitlines() == [f"reflexion: error: {a}: no finished bank trial"]
+    same = diff_arms(f"{a}:single", f"{a}:single")
     assert same.returncode == 2 and "add =LABEL" in same.stderr
 
 
@@ -136,7 +137,7 @@ def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
         steps.append(json.dumps({**step.to_dict(), **cost}))
     (b / "results.jsonl").write_text("\n".join(rows) + "\n")
     (b / "trace.jsonl").write_text("\n".join(steps) + "\n")
-    done = pair_runs(f"{b}:resample@1=first", f"{b}:resample", "--forms", "15")
+    done = diff_arms(f"{b}:resample@1=first", f"{b}:resample", "--forms", "15")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert column(done.stdout, "first", "final") == "16.7%"  # 2 of 12 on the first answer
@@ -149,10 +150,10 @@ def test_at_1_cuts_a_strategy_to_its_first_answer(tmp_path: Path) -> None:
     assert lines[-2].split()[:3] == ["first", "0/0", "2/12"]
     assert lines[-1].split()[:3] == ["resample", "6/12", "0/0"]
     (b / "trace.jsonl").write_text("")
-    gone = pair_runs(f"{b}:resample@1", f"{b}:resample")
+    gone = diff_arms(f"{b}:resample@1", f"{b}:resample")
     assert gone.returncode == 2 and "with its first answer in trace.jsonl" in gone.stderr
     for bad, says in (("resample@2", "only @1"), ("@1", "RUN:STRATEGY@1"), ("x=y@1", "before")):
-        done = pair_runs(f"{b}:{bad}", f"{b}:resample")
+        done = diff_arms(f"{b}:{bad}", f"{b}:resample")
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
 
 
@@ -169,6 +170,51 @@ def test_a_reused_first_answer_takes_the_time_of_the_call_that_made_it(tmp_path:
             step = Step(f"{strategy}{i}", "b", strategy, task_id, 0, 1, "generate")
             steps.append({**step.to_dict(), "latency_s": latency, "data": {"reused": reused}})
     (b / "trace.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
-    done = pair_runs(f"{b}:resample@1", f"{b}:exemplars@1")
+    done = diff_arms(f"{b}:resample@1", f"{b}:exemplars@1")
     assert done.returncode == 0, done.stderr
     assert column(done.stdout, "exemplars@1", "wall") == "8.00"  # 2 answers of 4 s, not 0
+
+
+RESULTS = ROOT / "docs" / "results"
+PAGE = RESULTS / "2026-11-29-sql-stream-insights-final.md"
+
+
+def test_kept_folders_give_the_published_table_of_a_results_page() -> None:
+    """The page's table, from the folders kept beside the pages (gzipped JSONL read as it is):
+    S:single R:insights A:resample@1=single-b --by difficulty --blocks 4 --forms 15."""
+    arms = [
+        f"{RESULTS / '2026-11-27-sql-stream-cheatsheet'}:single",
+        f"{RESULTS / '2026-11-29-sql-stream-insights-final'}:insights",
+        f"{RESULTS / '2026-11-27-sql-three-candidates'}:resample@1=single-b",
+    ]
+    done = diff_arms(*arms, "--by", "difficulty", "--blocks", "4", "--forms", "15")
+    assert done.returncode == 0, done.stderr
+    results = PAGE.read_text(encoding="utf-8").split("## Results", 1)[1]
+    published = results.split("```\n", 2)[1]
+    assert published.startswith("159 tasks finished by every arm\n")
+    assert done.stdout == published
+
+
+def test_arm_options_need_arms_and_arms_need_a_strategy_each(tmp_path: Path) -> None:
+    tasks = [t.id for t in make_env("sql:12").tasks()]
+    a = folder(tmp_path / "a", "single", {t: True for t in tasks}, tasks)
+    b = folder(tmp_path / "b", "single", {t: False for t in tasks}, tasks)
+    refused = {
+        ("--by", "difficulty"): "--by is for arms (RUN:STRATEGY), not two run folders",
+        ("--blocks", "2", "--forms", "9"): "--blocks and --forms are for arms (RUN:STRATEGY), not "
+        "two run folders",
+        (str(tmp_path),): "give two run folders (RUN_A RUN_B), or arms RUN:STRATEGY: got 3 folders",
+    }
+    for extra, says in refused.items():
+        done = diff_arms(str(a), str(b), *extra)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, extra
+        assert done.stderr.strip().splitlines() == [f"reflexion: error: {says}"]
+    for argv, says in (
+        ([f"{a}:single"], "give at least two arms"),
+        ([f"{a}:single", str(b)], "an arm is RUN:STRATEGY, RUN:STRATEGY@1 or either with =LABEL"),
+    ):
+        done = diff_arms(*argv)
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    # two plain folders are still the strategy-by-strategy diff
+    done = diff_arms(str(a), str(b))
+    assert done.returncode == 0 and done.stdout.startswith(f"A = {a}\nB = {b}\n")
