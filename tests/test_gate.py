@@ -83,6 +83,10 @@ def test_replays_are_charged_traced_and_never_see_a_held_out_signal(
     assert all(SECRET not in json.dumps(s.get("prompt", ())) for s in steps)
     gates = [s for s in steps if s["kind"] == "gate"]
     assert gates and all(s["task_id"] not in s["data"]["replayed"] for s in gates)
+    proposals = [(s["strategy"], s["task_id"]) for s in gates]
+    assert len(proposals) == len(set(proposals))  # one reply, one lesson: judged once
+    rejected = [s for s in steps if s["kind"] == "remember" and s["data"].get("status")]
+    assert all(s["data"]["status"] in ("admitted", "rejected") for s in rejected)
     replays = [s for s in steps if s["kind"] == "replay"]
     assert {s["data"]["arm"] for s in replays} == {"with", "without"}
     for r in results:  # a trial's tokens are its steps' tokens, replays included

@@ -176,7 +176,7 @@ async def store(
     deletes it, where the other order could leave a stray lesson."""
     memory = trial.memory
     assert memory is not None
-    if (replay := gated(trial, lesson)) is not None:
+    if not lesson.status and (replay := gated(trial, lesson)) is not None:  # not judged yet
         verdict = await gate.judge(trial, replay, lesson.episode, [lesson])  # type: ignore[arg-type]
         (lesson,) = gate.judged([lesson], verdict, replay.k)
         data |= {"status": lesson.status}
