@@ -124,3 +124,19 @@ def test_a_gate_needs_a_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "r"), "--no-progress")
     assert "--order stream" in one_line_error(code, err)
     assert not (tmp_path / "r").exists()
+
+
+def test_the_dashboards_memory_page_shows_each_lessons_verdict(
+    gated: tuple[Path, list[TaskResult]],
+) -> None:
+    from browser import launched, serving, skip_without_chromium
+
+    out, _ = gated
+    sync_api = skip_without_chromium()
+    with serving(out.parent) as address, launched(sync_api) as chromium:
+        page = chromium.new_page()
+        page.goto(f"{address}/runs/{out.name}/memory?strategy=insights")
+        rows = page.locator("table.lessons tbody tr").all_inner_texts()
+        poison = [row for row in rows if POISON in row]
+        assert poison and all("rejected by the gate" in row for row in poison)
+        assert any("admitted by the gate" in row and LESSON in row for row in rows)

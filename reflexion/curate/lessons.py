@@ -170,6 +170,7 @@ def reflection_from(data: object, where: str) -> Reflection:
         msg = f"{where}: not a reflection from `memory export` (not a JSON object)"
         raise UsageError(msg)
     kinds = {"str": (str,), "int": (int,), "float": (int, float), "tuple[str, ...]": (list,)}
+    kinds["dict[str, Any]"] = (dict,)  # the gate's evidence
     for field in dataclasses.fields(Reflection):
         if field.name == "metadata":  # a dict of scalars, checked as remember checks it
             lesson_metadata(data.get("metadata"))

@@ -253,8 +253,18 @@ def _lessons(name: str, store: Curated, chosen: Chosen, filters: Filters) -> lis
         )
         for r in lessons
     ]
-    head = ("lesson", "kind", "task", "written by", "run", "score", "credit", "vague", "gate")
-    head += ("text",)
+    head = (
+        "lesson",
+        "kind",
+        "task",
+        "written by",
+        "run",
+        "score",
+        "credit",
+        "vague",
+        "gate",
+        "text",
+    )
     title = f"{len(lessons)} lessons in {store.label}"
     if chosen != EVERY:
         title = f"{len(lessons)} lessons {_which(filters)} (of {len(every)}) in {store.label}"
