@@ -1,5 +1,5 @@
-"""scripts/trace_command.py: the steps and files a real command enters, counted from outside as a
-reviewer runs it; --within on a function never called counts nothing; --within follows a
+"""tests/tools/trace_command.py: the steps and files a real command enters, counted from outside
+as a reviewer runs it; --within on a function never called counts nothing; --within follows a
 coroutine across its awaits and into the threads it hands work to, not into tasks beside it; a bad
 command line is one line and exit 2."""
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "trace_command.py"
+SCRIPT = ROOT / "tests" / "tools" / "trace_command.py"
 MAIN = "reflexion/cli/main.py"  # the entry point `reflexion.cli:main` lives here
 
 
