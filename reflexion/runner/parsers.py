@@ -18,10 +18,7 @@ from typing import Any
 from memory import split_url
 from memory.embedders import known_embedder
 from memory.ranking import parse_ranking
-from reflexion.actor import ROLE_TOKENS
 from reflexion.core.errors import UsageError
-from reflexion.models.prices import pricing
-from reflexion.models.server import check_speculative
 
 
 def positive(text: str) -> int:
@@ -139,6 +136,11 @@ def check_model_settings(
 ) -> None:
     """Raise a one-line UsageError for an unknown role or a limit out of range in
     --max-tokens, an unknown --speculative mode, a bad --price or --rank."""
+    # here, not at the top: `positive` is imported by `reflexion memory`, which runs no model
+    from reflexion.actor import ROLE_TOKENS
+    from reflexion.models.prices import pricing
+    from reflexion.models.server import check_speculative
+
     for role, limit in max_tokens.items():
         if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
             roles = ", ".join(ROLE_TOKENS)
