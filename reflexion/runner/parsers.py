@@ -1,6 +1,7 @@
 """Command-line values of a run's settings, parsed: each raises ValueError with a message that
-says what was expected (argparse shows it as a one-line error); and `setting`, which declares one
-field of RunConfig.
+says what was expected (argparse shows it as a one-line error); `setting`, which declares one
+field of RunConfig, whose choices may be an enum (`Order` and `Curation`, in
+reflexion.core.lesson_records, whose members are the plain strings config.json holds).
 
     >>> role_limits("generate=512, reflect=128")
     {'generate': 512, 'reflect': 128}
@@ -9,6 +10,7 @@ field of RunConfig.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import sys
 from collections.abc import Callable
@@ -19,6 +21,20 @@ from memory import split_url
 from memory.embedders import known_embedder
 from memory.ranking import parse_ranking
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Order
+
+
+class EnumChoices:
+    """Mixin for a frozen dataclass of `setting` fields: a field whose choices are an enum holds
+    the enum's member for its value, however it was given (a string from the command line, from
+    Python or from a config.json). A value that is none of them is kept as given, for `validate`
+    (check_fields) to refuse in one line."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # a dataclass's mixin
+            kind, value = f.metadata.get("enum"), getattr(self, f.name)
+            if kind is not None and value in kind.__members__.values():
+                object.__setattr__(self, f.name, kind(value))
 
 
 def positive(text: str) -> int:
@@ -84,7 +100,7 @@ def setting(
     parse: Callable[[str], Any] | None = None,
     result: bool = False,
     limits: tuple[float, float] | None = None,
-    choices: tuple[str, ...] | None = None,
+    choices: tuple[str, ...] | type[enum.Enum] | None = None,
     flag: str | None = None,
     label: str | None = None,
     cli: bool = True,
@@ -95,13 +111,26 @@ def setting(
     """A RunConfig field with what the CLI, the report and the resume check need to know.
     `before`: what a config.json written before the field existed meant, when that is not the
     default (the default changed when the field came). `group`: the heading its option is
-    listed under in `--help` (one of reflexion.runner.config.GROUPS)."""
+    listed under in `--help` (one of reflexion.runner.config.GROUPS). `choices` an enum: the
+    field holds its members (see EnumChoices)."""
+    kind = choices if isinstance(choices, type) else None
+    names = tuple(str(c.value) for c in kind) if kind is not None else choices
     metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
-    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
-    metadata["group"] = group
+    metadata |= {"choices": names, "flag": flag, "label": label, "cli": cli, "before": before}
+    metadata |= {"group": group, "enum": kind}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def meant_before(f: dataclasses.Field[Any]) -> Any:
+    """What a `setting` field's value was before the field existed: its `before`, else its
+    default (reflexion.runner.config.default_of)."""
+    before = f.metadata["before"]
+    if before is not dataclasses.MISSING:
+        return before
+    factory = f.default_factory
+    return factory() if callable(factory) else f.default
 
 
 def flag_of(f: dataclasses.Field[Any]) -> str:
@@ -204,7 +233,7 @@ def check_run(config: Any) -> None:
     if not 0.0 <= config.temperature <= 2.0 or not 0 <= config.seed < 2**31:
         msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
         raise UsageError(msg)
-    if config.stream_seed is not None and config.order != "stream":
+    if config.stream_seed is not None and config.order != Order.STREAM:
         msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
         raise UsageError(msg)
     if config.gate and (config.order != "stream" or config.signal != "visible"):
