@@ -22,6 +22,7 @@ from reflexion.core.records import Record
 from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
 from reflexion.runner.parsers import (
     EnumChoices,
+    Parsed,
     check_run,
     meant_before,
     path_text,
@@ -389,9 +390,10 @@ class RunConfig(EnumChoices, Record):
         "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
     )
 
-    def validate(self) -> None:
-        """Raise a one-line UsageError for a setting out of its range (see check_run)."""
-        check_run(self)
+    def validate(self) -> Parsed:
+        """Raise a one-line UsageError for a setting out of its range; the settings kept as
+        text, parsed (see check_run)."""
+        return check_run(self)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

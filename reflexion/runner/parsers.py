@@ -14,12 +14,13 @@ import enum
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory import split_url
 from memory.embedders import known_embedder
-from memory.ranking import parse_ranking
+from memory.ranking import Ranking, parse_ranking
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Order
 
@@ -162,9 +163,9 @@ def check_fields(config: Any) -> None:
 
 def check_model_settings(
     max_tokens: dict[str, int], speculative: str, price: str | None, rank: str
-) -> None:
+) -> Ranking:
     """Raise a one-line UsageError for an unknown role or a limit out of range in
-    --max-tokens, an unknown --speculative mode, a bad --price or --rank."""
+    --max-tokens, an unknown --speculative mode, a bad --price or --rank; the ranking parsed."""
     # here, not at the top: `positive` is imported by `reflexion memory`, which runs no model
     from reflexion.actor import ROLE_TOKENS
     from reflexion.models.prices import pricing
@@ -178,7 +179,7 @@ def check_model_settings(
     check_speculative(speculative)
     pricing(None, price)  # a bad price from Python: refused before the run, not after
     try:
-        parse_ranking(rank)
+        return parse_ranking(rank)
     except ValueError as exc:
         msg = f"--rank {rank!r}: {exc}"
         raise UsageError(msg) from None
@@ -227,8 +228,17 @@ def check_memory_settings(config: Any) -> None:
         raise UsageError(msg)
 
 
-def check_run(config: Any) -> None:
-    """Raise a one-line UsageError for a setting of `config` (a RunConfig) out of its range."""
+@dataclass(frozen=True)
+class Parsed:
+    """What `check_run` parses of the settings a RunConfig keeps as text (as config.json holds
+    them, however they were written), for the run to use rather than parse them again."""
+
+    ranking: Ranking  # --rank
+
+
+def check_run(config: Any) -> Parsed:
+    """Raise a one-line UsageError for a setting of `config` (a RunConfig) out of its range;
+    the settings kept as text, parsed."""
     check_fields(config)  # each field's limits and choices, as `setting` declared them
     if not 0.0 <= config.temperature <= 2.0 or not 0 <= config.seed < 2**31:
         msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
@@ -241,8 +251,9 @@ def check_run(config: Any) -> None:
         msg += "--order stream and --signal visible"
         raise UsageError(msg)
     rank = str(config.rank)
-    check_model_settings(config.max_tokens, config.speculative, config.price, rank)
+    ranking = check_model_settings(config.max_tokens, config.speculative, config.price, rank)
     check_faults_and_budget(
         config.retries, config.call_timeout, config.timeout_s, config.max_tokens_total
     )
     check_memory_settings(config)
+    return Parsed(ranking)
