@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reflexion.core.lesson_records import (
-    Order,
     Board,
     BoardEdit,
     Kind,
+    Order,
     Recalled,
     RecallScope,
     Reflection,
