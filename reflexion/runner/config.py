@@ -20,16 +20,7 @@ from reflexion.actor import ROLE_TOKENS
 from reflexion.core.lesson_records import Curation, Order
 from reflexion.core.records import Record
 from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
-from reflexion.runner.parsers import (
-    EnumChoices,
-    Parsed,
-    check_run,
-    meant_before,
-    path_text,
-    positive,
-    role_limits,
-    setting,
-)
+from reflexion.runner.parsers import Typed, meant_before, path_text, positive, role_limits, setting
 from reflexion.trial.feedback import FEEDBACK_MODES
 
 # The headings `--help` lists the options under, in this order (a setting's `group`).
@@ -39,10 +30,10 @@ GROUPS = (RUN, BUDGET, MEMORY, MODEL, EXECUTION, OUTPUT)
 
 
 @dataclass(frozen=True)
-class RunConfig(EnumChoices, Record):
+class RunConfig(Typed, Record):
     """What to run. `env` and `strategies` name an env and strategies (the Python API may pass
     objects instead); every other field has a default. A choice kept as an enum (`order`,
-    `curation`) holds its member, given as its string or not."""
+    `curation`) holds its member, given as its string or not; `validate()` parses (Typed)."""
 
     env: str = setting(
         "",
@@ -389,11 +380,6 @@ class RunConfig(EnumChoices, Record):
     run_id: str = setting(
         "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
     )
-
-    def validate(self) -> Parsed:
-        """Raise a one-line UsageError for a setting out of its range; the settings kept as
-        text, parsed (see check_run)."""
-        return check_run(self)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

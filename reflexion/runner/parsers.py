@@ -25,17 +25,22 @@ from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Order
 
 
-class EnumChoices:
-    """Mixin for a frozen dataclass of `setting` fields: a field whose choices are an enum holds
-    the enum's member for its value, however it was given (a string from the command line, from
-    Python or from a config.json). A value that is none of them is kept as given, for `validate`
-    (check_fields) to refuse in one line."""
+class Typed:
+    """Base of a frozen dataclass of `setting` fields (RunConfig). A field whose choices are an
+    enum holds the enum's member for its value, however it was given (a string from the command
+    line, from Python or from a config.json); a value that is none of them is kept as given, for
+    `validate` (check_fields) to refuse in one line."""
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # a dataclass's mixin
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # a dataclass's base
             kind, value = f.metadata.get("enum"), getattr(self, f.name)
             if kind is not None and value in kind.__members__.values():
                 object.__setattr__(self, f.name, kind(value))
+
+    def validate(self) -> Parsed:
+        """Raise a one-line UsageError for a setting out of its range; the settings kept as
+        text, parsed (see check_run)."""
+        return check_run(self)
 
 
 def positive(text: str) -> int:
@@ -113,7 +118,7 @@ def setting(
     `before`: what a config.json written before the field existed meant, when that is not the
     default (the default changed when the field came). `group`: the heading its option is
     listed under in `--help` (one of reflexion.runner.config.GROUPS). `choices` an enum: the
-    field holds its members (see EnumChoices)."""
+    field holds its members (see Typed)."""
     kind = choices if isinstance(choices, type) else None
     names = tuple(str(c.value) for c in kind) if kind is not None else choices
     metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
@@ -246,7 +251,7 @@ def check_run(config: Any) -> Parsed:
     if config.stream_seed is not None and config.order != Order.STREAM:
         msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
         raise UsageError(msg)
-    if config.gate and (config.order != "stream" or config.signal != "visible"):
+    if config.gate and (config.order != Order.STREAM or config.signal != "visible"):
         msg = "--gate replays the tasks a stream has run by their visible check: it needs "
         msg += "--order stream and --signal visible"
         raise UsageError(msg)

@@ -9,8 +9,8 @@ with the lesson as it was, so a resume can undo what an interrupted trial change
 (`undo_interrupted`).
 
     >>> author = Author("run", "insights", "quad", Task("q1", "Solve it."), 0, 1, clock=lambda: 0.0)
-    >>> after, changes, notes = apply("rule", [], [BoardEdit("add", None, "Check it.")], Board(),
-    ...                               author)
+    >>> add = BoardEdit(EditOp.ADD, None, "Check it.")
+    >>> after, changes, notes = apply("rule", [], [add], Board(), author)
     >>> [r.text for r in after], notes == [f"add {after[0].id}"], changes[0].before is None
     (['Check it.'], True, True)
 """
