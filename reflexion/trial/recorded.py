@@ -21,7 +21,6 @@ from reflexion.core.lesson_records import (
     Board,
     BoardEdit,
     Kind,
-    Order,
     Recalled,
     RecallScope,
     Reflection,
@@ -224,7 +223,7 @@ class RecordedTrial:
 
     def scope(self, episode: int, kind: Kind = Kind.REFLECTION) -> RecallScope:
         """Which lessons of `kind` this trial's `episode` may see (see RecallScope)."""
-        s, stream = self.settings, self.settings.order == Order.STREAM
+        s, stream = self.settings, self.settings.order == "stream"
         out = not s.warm_start
         if is_own(kind):  # a task's own notes: the run's --scope, every kind of lesson
             who = (self.env.name, self.task.id, s.run_id, self.strategy, self.seed, episode)
