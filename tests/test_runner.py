@@ -22,6 +22,7 @@ from envs.quadratic.env import QuadraticEnv
 from reflexion.cli import main
 from reflexion.core.errors import UsageError
 from reflexion.core.jsonl import read_jsonl
+from reflexion.core.lesson_records import Curation, Order
 from reflexion.core.runfolder import INTERRUPTED, RESULTS, TRACE, RunFolder
 
 STRATEGIES = ("single", "self-refine", "reflexion-window")
@@ -346,3 +347,37 @@ def test_a_model_object_with_no_name_is_recorded_without_a_trailing_colon(tmp_pa
         "object:CountingModel"
     )
     run(config, model=scripted(["apple river"]), env=KeywordEnv())  # the same model: resumes
+
+
+# what two runs of the same settings write differently: when, the run's id, and the seconds taken
+VARYING = ('  "created": ', '  "run_id": ', '  "spent_s": ')
+
+
+def test_config_json_holds_the_choices_as_plain_strings_however_they_were_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same settings from the command line, from Python as strings and from Python as the
+    enums write the same config.json, byte for byte but for when, the id and the time taken;
+    each choice as its plain string, so an older folder resumes."""
+    argv = ["run", "--env", "quadratic", "--strategy", "reflexion-window", "--episodes", "2"]
+    argv += ["--tasks", "1", "--order", "stream", "--curation", "text", "--out", "run", *FAST]
+    given = {
+        "strings": {"order": "stream", "curation": "text"},
+        "enums": {"order": Order.STREAM, "curation": Curation.TEXT},
+    }
+    written = {}
+    for name in ("cli", *given):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        if name == "cli":
+            said(argv, capsys)
+        else:
+            one = dict(strategies=("reflexion-window",), episodes=2, tasks=1, embedder="hash-64")
+            run(RunConfig(env="quadratic", out="run", **one, **given[name]))
+        text = Path("run/config.json").read_text(encoding="utf-8")
+        written[name] = [line for line in text.splitlines() if not line.startswith(VARYING)]
+    assert written["cli"] == written["strings"] == written["enums"]
+    assert '  "order": "stream",' in written["cli"] and '  "curation": "text",' in written["cli"]
+    resumed = RunConfig.from_dict(json.loads(Path("run/config.json").read_text()))
+    assert (resumed.order, resumed.curation) == (Order.STREAM, Curation.TEXT)
+    assert "run folder: run" in said(argv, capsys)  # the folder resumes: no setting refused

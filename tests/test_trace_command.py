@@ -1,5 +1,5 @@
-"""scripts/trace_command.py: the steps and files a real command enters, counted from outside as a
-reviewer runs it; --within on a function never called counts nothing; --within follows a
+"""tests/tools/trace_command.py: the steps and files a real command enters, counted from outside
+as a reviewer runs it; --within on a function never called counts nothing; --within follows a
 coroutine across its awaits and into the threads it hands work to, not into tasks beside it; a bad
 command line is one line and exit 2."""
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "trace_command.py"
+SCRIPT = ROOT / "tests" / "tools" / "trace_command.py"
 MAIN = "reflexion/cli/main.py"  # the entry point `reflexion.cli:main` lives here
 
 
@@ -94,6 +94,33 @@ def test_within_a_function_never_called_counts_nothing(
     inside_main = counted(run_folder, "--within", "main")
     assert inside_main["within_calls"] >= 1
     assert 0 < inside_main["steps"] <= whole["steps"]
+
+
+def test_memory_forget_of_a_chroma_lesson_enters_at_most_15_files(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    made = subprocess.run(
+        [sys.executable, "-m", "reflexion", "compare", "--env", "quadratic", "--strategies",
+         "reflexion", "--episodes", "3", "--tasks", "2", "--embedder", "hash-64", "--no-progress",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    listing = subprocess.run(
+        [sys.executable, "-m", "reflexion", "memory", "list", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    ids = [line.split()[0] for line in listing.stdout.splitlines()[1:]]
+    assert len(ids) >= 2, listing.stdout
+    done = trace("--json", "--", "reflexion", "memory", "forget", str(out), ids[0])
+    assert done.returncode == 0, done.stderr
+    assert "forgot 1 reflection" in done.stderr  # the command's own output goes to stderr
+    found = json.loads(done.stdout)
+    assert found["files"] <= 15, sorted(found["by_file"])
+    left = subprocess.run(
+        [sys.executable, "-m", "reflexion", "memory", "list", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ids[0] not in left.stdout and ids[1] in left.stdout
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ from langchain_core.runnables import RunnableConfig
 from reflexion.actor import ROLE_TOKENS, prompts, structured
 from reflexion.actor.backoff import RetryPolicy
 from reflexion.actor.memory_text import Lesson, place
-from reflexion.core.lesson_records import Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Curation, Kind, Recalled, Reflection
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
 from reflexion.core.records import Attempt, Call, Message, Task, Turn, alone_total
 from reflexion.strategies import LESSONS
@@ -100,7 +100,7 @@ class ChatActor:
         programs: Callable[[Task, str], str | None] | None = None,
         code_rounds: int = 0,
         curator: BaseChatModel | None = None,
-        curation: str = "json",
+        curation: Curation = Curation.JSON,
     ) -> None:
         self.memory_tokens = memory_tokens  # the bound on memory text in one prompt
         self.model = model
@@ -212,7 +212,7 @@ class ChatActor:
         admits (structured.reply_tokens: a cut reply is unparsed)."""
         msgs = prompts.distill_messages(task, kind, attempts, board, self.curation)
         asked, chat = LESSONS[kind].distill, self.curator or self.model
-        if asked is None or self.curation != "json":
+        if asked is None or self.curation != Curation.JSON:
             return await self._call("distill", msgs, None, model=self.curator)
         schema = asked.schema(board)
         params = structured.schema_params(chat, schema)

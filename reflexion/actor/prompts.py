@@ -20,7 +20,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from reflexion.actor import structured as structured_reflection
 from reflexion.actor.memory_text import Lesson, Placed, place
-from reflexion.core.lesson_records import Reflection
+from reflexion.core.lesson_records import Curation, Reflection
 from reflexion.core.records import Attempt, Task, Turn
 from reflexion.strategies import LESSONS, proactive
 
@@ -148,15 +148,15 @@ def distill_messages(
     kind: str,
     attempts: Sequence[Attempt],
     board: Sequence[Reflection],
-    form: str = "json",
+    form: Curation = Curation.JSON,
 ) -> list[BaseMessage]:
     """The distill prompt of the design whose lessons are of `kind` (its module holds the
     words): its system message, then its request around the attempts, each with the VISIBLE
-    verdict of its check; `form` "json" asks for its JSON object, "text" for free-text lines.
+    verdict of its check; `form` json asks for its JSON object, text for free-text lines.
 
     >>> from reflexion.core.records import Score
     >>> failed = Attempt(1, "x = 1", Score(0.0, False, "expected 2"))
-    >>> msgs = distill_messages(Task("t", "Set x to 2."), "rule", [failed], [], "text")
+    >>> msgs = distill_messages(Task("t", "Set x to 2."), "rule", [failed], [], Curation.TEXT)
     >>> "ADD:" in msgs[-1].content and "(none yet)" in msgs[-1].content
     True
     """
@@ -165,7 +165,7 @@ def distill_messages(
         msg = f"no distill prompt for lessons of kind {str(kind)!r}"
         raise ValueError(msg)
     shown = "\n\n".join(_attempt(a, n) for n, a in enumerate(attempts, 1))
-    asking = lessons.distill.request if form == "json" else lessons.distill.text
+    asking = lessons.distill.request if form == Curation.JSON else lessons.distill.text
     context, asked = context_and_question(task)
     opened = attempts[-1].prompt[:1] if attempts else ()
     if not context or not opened or opened[0].role != "system":

@@ -37,7 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from reflexion.actor.chat import ChatActor
 from reflexion.actor.memory_text import place
 from reflexion.actor.prompts import CORRECT_REQUEST, ends
-from reflexion.core.lesson_records import Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Curation, Kind, Recalled, Reflection
 from reflexion.core.protocols import InteractiveEnv
 from reflexion.core.records import Attempt, Call, Observation, Task, Turn, alone_total
 
@@ -75,7 +75,7 @@ class RolloutActor:
         self.actor, self.env = actor, env
 
     @property
-    def curation(self) -> str:
+    def curation(self) -> Curation:
         """How the chat actor asks a curator for memory (json or text)."""
         return self.actor.curation
 

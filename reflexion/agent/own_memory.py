@@ -51,7 +51,7 @@ from reflexion.core.lesson_records import Recalled, RecallScope, Reflection, Sca
 from reflexion.core.protocols import Closable, Crediting, Memory
 from reflexion.core.records import Attempt, Message, Score, Step, Task
 from reflexion.core.runfolder import RunFolder
-from reflexion.curate.lessons import changed, holder
+from reflexion.curate.stores import changed, holder
 from reflexion.trial.provenance import new_reflection, provenance
 
 AGENT_NAME = "my-agent"  # the default env and strategy names a lesson records

@@ -25,9 +25,9 @@ from reflexion.cli.memory_why import add_why_verb, cmd_memory_why
 from reflexion.core.curation import CREDIT, Chosen, Credit, Curated, utc
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import KINDS, Reflection, is_own
-from reflexion.curate.lessons import holder, pick_task, search_sources, task_label, unknown
+from reflexion.curate.lessons import pick_task, search_sources, task_label, unknown
 from reflexion.curate.recalls import Recollection, recollections
-from reflexion.curate.stores import credits_in, opened, settings_for
+from reflexion.curate.stores import credits_in, holder, opened, settings_for
 from reflexion.runner.parsers import positive
 
 READ_VERBS = ("list", "show", "search", "export")

@@ -34,8 +34,8 @@ from reflexion.core.curation import (
 )
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Reflection
-from reflexion.curate.lessons import changed, holder, pick_task, reflection_from, task_label
-from reflexion.curate.stores import importing, opened
+from reflexion.curate.lessons import pick_task, reflection_from, task_label
+from reflexion.curate.stores import changed, holder, importing, opened
 from reflexion.runner.parsers import positive
 
 EDIT_VERBS = ("forget", "edit", "history", "revert", "import")
@@ -87,7 +87,8 @@ def cmd_memory_edit(args: argparse.Namespace) -> int:
             print(f"imported {plural(store.bring_in(rows, args.why), 'reflection')}")
         return 0
     access = Access.READ if args.verb == "history" else Access.EDIT
-    with opened(args.path, args.chroma_url, access) as stores:
+    # history, forget, edit and revert recall nothing: the run's ranking is not read
+    with opened(args.path, args.chroma_url, access, ranked=False) as stores:
         if args.verb == "forget":
             _forget(stores, args)
         elif args.verb == "edit":

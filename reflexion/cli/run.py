@@ -84,7 +84,7 @@ def option_of(f: dataclasses.Field[Any]) -> tuple[str, dict[str, Any]]:
     if meta["parse"] is not None:
         kwargs["type"] = typed(meta["parse"])
     if meta["choices"] is not None:
-        kwargs["choices"] = meta["choices"]
+        kwargs["choices"] = meta["choices"]  # the strings, for argparse to name
     if f.name == "env":
         kwargs |= {"required": True, "default": None}
     if isinstance(default, bool):  # a switch: it turns the default over when given

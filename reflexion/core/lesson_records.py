@@ -1,6 +1,7 @@
 """The lessons a memory holds and the rule of what a recall may see: a lesson's `Kind`, the
-`Reflection` record with its provenance, a board's `BoardEdit` and its `Board` rules, a
-`Recalled` hit and the `RecallScope` of an asking episode.
+`Reflection` record with its provenance, a board's `BoardEdit` (its `EditOp`) and its `Board`
+rules, how a curator writes them (`Curation`), a `Recalled` hit and the `RecallScope` of an
+asking episode, in a run of tasks in parallel or in a stream (`Order`).
 
     >>> scope = RecallScope("quad", "t1", "run-b", "reflexion", 0, 1, leave_task_out=True)
     >>> scope.admits(Reflection("r1", "x", "run-a", "reflexion", "quad", "t1", 0, 1, 0.0, 0.0))
@@ -127,6 +128,46 @@ Scalar = str | int | float | bool  # a metadata value, as a Chroma row holds one
 ADMITTED, REJECTED = "admitted", "rejected"  # a gated lesson's status (Reflection.status)
 
 
+class EditOp(StrEnum):
+    """What a `BoardEdit` does. A StrEnum, so the trace and the notes hold the plain strings:
+
+    >>> EditOp("upvote") is EditOp.UPVOTE, f"skipped {EditOp.UPVOTE}"
+    (True, 'skipped upvote')
+    """
+
+    ADD = "add"
+    EDIT = "edit"
+    UPVOTE = "upvote"
+    DOWNVOTE = "downvote"
+    REPLACE = "replace"
+
+
+class Order(StrEnum):
+    """How a run schedules its tasks (`--order`): all at once (`parallel`), or one at a time in
+    the env's order (`stream`), so a task recalls the lessons of the tasks before it (see
+    RecallScope). A StrEnum, so config.json holds the plain string.
+
+    >>> Order("stream") is Order.STREAM, f"--order {Order.STREAM}"
+    (True, '--order stream')
+    """
+
+    PARALLEL = "parallel"
+    STREAM = "stream"
+
+
+class Curation(StrEnum):
+    """How a curator writes memory for other tasks (`--curation`): `json`, bounded operations in
+    a JSON object held to the design's schema, or `text`, free-text lines. A StrEnum, so
+    config.json holds the plain string.
+
+    >>> Curation("text") is Curation.TEXT, Curation.JSON == "json"
+    (True, True)
+    """
+
+    JSON = "json"
+    TEXT = "text"
+
+
 @dataclass(frozen=True)
 class BoardEdit(Record):
     """One change to a shared board, as a model's reply asks for it: `add` a lesson, `edit` one
@@ -134,11 +175,11 @@ class BoardEdit(Record):
     `replace` the text of the board's only lesson (the cheatsheet). `target` is the lesson's id
     (None for `add`).
 
-    >>> BoardEdit("add", None, "Check the sign.").op
-    'add'
+    >>> BoardEdit(EditOp.ADD, None, "Check the sign.").op
+    <EditOp.ADD: 'add'>
     """
 
-    op: str
+    op: EditOp
     target: str | None = None
     text: str = ""
 

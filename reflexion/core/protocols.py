@@ -20,7 +20,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import (
+    Board,
+    BoardEdit,
+    Curation,
+    Kind,
+    Recalled,
+    RecallScope,
+    Reflection,
+)
 from reflexion.core.records import Attempt, Call, Observation, Score, Task, Turn
 
 
@@ -215,10 +223,10 @@ class Distilling(Protocol):
     """An actor that can turn a task's attempts into experience for other tasks (a chat-model
     actor): one call, in the words of the design whose lessons are of `kind` (rule edits, a
     rewritten cheatsheet, distilled items). `board` is the current rules or sheet. `curation`:
-    "json" (the reply is a JSON object, held to the design's schema where the model allows) or
-    "text" (free-text lines)."""
+    json (the reply is a JSON object, held to the design's schema where the model allows) or
+    text (free-text lines)."""
 
-    curation: str
+    curation: Curation
 
     async def distill(
         self, task: Task, kind: Kind, attempts: Sequence[Attempt], board: Sequence[Reflection]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from reflexion.core.errors import UsageError
 from reflexion.core.jsonl import read_jsonl
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Reflection
+from reflexion.core.lesson_records import Board, BoardEdit, Curation, EditOp, Kind, Reflection
 from reflexion.core.records import Attempt, Score, Task
 from reflexion.core.runfolder import RunFolder
 from reflexion.models import load_model
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # these tools' package without loading it
 
 DESIGNS = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)
-FORMS = ("text", "json")
+FORMS = (Curation.TEXT, Curation.JSON)
 
 
 @dataclass
@@ -84,7 +84,7 @@ def applied(kind: Kind, form: str, board: Kept, reply: str) -> tuple[bool, str]:
         else:
             text, why = cheatsheet.new_sheet(reply, old)
         if text and text != old:
-            board.change(kind, [BoardEdit("replace", None, text)], cheatsheet.BOARD)
+            board.change(kind, [BoardEdit(EditOp.REPLACE, None, text)], cheatsheet.BOARD)
         return not why and bool(text), why[:200]
     items, malformed = (bank.json_items if form == "json" else bank.parse_items)(reply)
     board.lessons += [lesson(len(board.lessons), t, kind) for t in items]
@@ -93,7 +93,7 @@ def applied(kind: Kind, form: str, board: Kept, reply: str) -> tuple[bool, str]:
 
 def apply_rule(board: Kept, op: str, target: str | None, text: str) -> None:
     """One rule edit, as a run's board applies it (see the module)."""
-    board.change(Kind.RULE, [BoardEdit(op, target, text)], insights.BOARD)
+    board.change(Kind.RULE, [BoardEdit(EditOp(op), target, text)], insights.BOARD)
 
 
 def attempts(folder: Path, limit: int) -> Iterator[tuple[Task, Attempt]]:

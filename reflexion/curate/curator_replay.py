@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from envs import make_env
 from memory import embedder_for
 from reflexion.core.errors import UsageError
-from reflexion.core.lesson_records import Kind, Reflection
+from reflexion.core.lesson_records import Curation, Kind, Reflection
 from reflexion.core.records import Attempt, Score, Step, Task
 from reflexion.core.runfolder import RunFolder
 from reflexion.models import DEFAULT_MODEL, load_model
@@ -104,7 +104,8 @@ async def ask_curator(args: argparse.Namespace) -> int:
     config = json.loads((args.run / "config.json").read_text())
     from reflexion.actor.chat import ChatActor
 
-    actor = ChatActor(load_model(args.model), curation=config.get("curation", "json"))
+    curation = Curation(config.get("curation", Curation.JSON))
+    actor = ChatActor(load_model(args.model), curation=curation)
     for task in (t for t in tasks if t.id in chosen):
         mine = found[task.id]
         shown = attempts(mine, args.all_attempts)
@@ -229,7 +230,7 @@ async def replay_curator(args: argparse.Namespace) -> int:
         msg = f"--limit must be 0 (all) or more, got {args.limit}"
         raise UsageError(msg)
     config = json.loads((args.run / "config.json").read_text())
-    if config.get("curation", "json") != "json":
+    if config.get("curation", Curation.JSON) != Curation.JSON:
         msg = f"{args.run} asked for free-text replies (--curation text)"
         raise UsageError(msg)
     found = requests(args.run, args.strategy)
@@ -244,7 +245,7 @@ async def replay_curator(args: argparse.Namespace) -> int:
     model = args.model or config.get("curator_model") or config.get("model") or DEFAULT_MODEL
     from reflexion.actor.chat import ChatActor
 
-    actor = ChatActor(load_model(model), max_tokens=config.get("max_tokens"), curation="json")
+    actor = ChatActor(load_model(model), max_tokens=config.get("max_tokens"))
     embed = embedder_for(args.embedder or config.get("embedder", "all-MiniLM-L6-v2")).embed
     counts = [c for r in chosen if (c := await again(r, actor, tasks, embed)) is not None]
     n, (board, then, now) = len(counts), (sum(c[i] for c in counts) for i in range(3))

@@ -16,7 +16,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 
 from memory.metadata import lesson_metadata
-from reflexion.core.curation import HISTORY, Curated
+from reflexion.core.curation import Curated
 from reflexion.core.errors import UsageError
 from reflexion.core.lesson_records import Recalled, Reflection
 
@@ -53,42 +53,6 @@ def unknown(
     return UsageError(f"no {what} {given!r} in {where}{hint}")
 
 
-def holder(stores: Sequence[Curated], rid: str, where: object) -> tuple[Curated, Reflection]:
-    """The store that holds lesson `rid` (its id, or a prefix of one id alone) now, and the
-    lesson; a UsageError when it names none, or several (see `full_id`)."""
-    held = _held(stores, rid)
-    if held is None:
-        _check_not_forgotten(stores, rid, where)
-        held = _held(stores, full_id(stores, rid, where))
-    if held is None:  # full_id found the id among these stores' lessons
-        raise AssertionError(rid)
-    return held
-
-
-def _check_not_forgotten(stores: Sequence[Curated], given: str, where: object) -> None:
-    """A UsageError saying so when `given` (an id, or a prefix of one id alone) names a lesson
-    that was forgotten and that a history keeps, rather than the closest ids held now."""
-    now = {r.id for store in stores for r in store.lessons()}
-    if any(rid.startswith(given) for rid in now):
-        return
-    kept = {rid for s in stores if HISTORY in s.can for rid in s.changed_ids()}
-    gone = sorted(rid for rid in kept - now if rid.startswith(given))
-    if given and len(gone) == 1:
-        msg = (
-            f"lesson {gone[0]} was forgotten from {where}: `reflexion memory history` shows what "
-            "it was, and `reflexion memory revert` brings it back"
-        )
-        raise UsageError(msg)
-
-
-def _held(stores: Sequence[Curated], rid: str) -> tuple[Curated, Reflection] | None:
-    for store in stores:
-        found = store.get(rid)
-        if found is not None:
-            return store, found
-    return None
-
-
 def full_id(stores: Sequence[Curated], given: str, where: object, also: Iterable[str] = ()) -> str:
     """The id of the one lesson whose id starts with `given`, among the stores' lessons and the
     ids `also` (forgotten lessons' that a history keeps); a UsageError naming the matches when
@@ -117,30 +81,6 @@ def full_id(stores: Sequence[Curated], given: str, where: object, also: Iterable
     shown = ", ".join(matches[:SHOWN]) + (f" and {more} more" if more > 0 else "")
     msg = f"id {given!r} is ambiguous in {where}: {len(matches)} lessons start with it ({shown})"
     raise UsageError(msg)
-
-
-def changed(stores: Sequence[Curated], given: str, where: object) -> tuple[Curated, str]:
-    """The store that holds lesson `given` (its id, or a prefix of one id alone) or kept it in
-    its history, forgotten lessons included, and the full id; a UsageError as `full_id`'s."""
-    store = with_history(stores, given)
-    if store is None:
-        kept = [rid for s in stores if HISTORY in s.can for rid in s.changed_ids()]
-        given = full_id(stores, given, where, kept)
-        store = with_history(stores, given)
-    if store is None:  # full_id found it among these stores' lessons and histories
-        raise AssertionError(given)
-    return store, given
-
-
-def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
-    """The store that holds lesson `rid`, or else that kept it in its history."""
-    for store in stores:
-        if store.get(rid) is not None:
-            return store
-    for store in stores:
-        if "history" in store.can and store.history(rid):
-            return store
-    return None
 
 
 def search_sources(stores: Sequence[Curated], text: str, k: int, embedder: str) -> list[Recalled]:

@@ -1,6 +1,7 @@
 """Where a run folder's stores are (as its config.json says) and every store a backend finds
 there, opened for a person through the Curated contract: to read, or to change, held against
-other writers. The CLI and the web page open stores only through `opened`.
+other writers; and which of them holds a lesson (`holder`, or `changed` for one a history keeps).
+The CLI and the web page open stores only through `opened`.
 
     >>> with opened(Path("runs/quad"), None, Access.EDIT) as stores:  # doctest: +SKIP
     ...     [store.kind for store in stores]
@@ -11,17 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, Access, StoreSettings
-from memory.ranking import parse_ranking
+from memory.ranking import Ranking, parse_ranking
 from memory.registry import BACKENDS, DEFAULT_BACKEND, open_store
-from reflexion.core.curation import CREDIT, Credit, Curated
+from reflexion.core.curation import CREDIT, HISTORY, Credit, Curated
 from reflexion.core.errors import StoreError, UsageError
+from reflexion.core.lesson_records import Reflection
 from reflexion.core.protocols import Closable
 from reflexion.core.runfolder import RunFolder
 from reflexion.curate.kept import kept_export, kept_file, refused
+from reflexion.curate.lessons import full_id
 
 
 def check_has_memory(path: Path, url: str | None) -> None:
@@ -43,12 +46,16 @@ def check_has_memory(path: Path, url: str | None) -> None:
         raise UsageError(msg)
 
 
-def settings_for(path: Path, url: str | None, create: bool = False) -> StoreSettings:
+def settings_for(
+    path: Path, url: str | None, create: bool = False, ranked: bool = True
+) -> StoreSettings:
     """Where the stores of a run folder are (as its config.json says), or `path` as a store
-    folder (`create`: one that need not exist yet, for `memory import`)."""
+    folder (`create`: one that need not exist yet, for `memory import`). `ranked`: with the
+    run's recall ranking (for `memory why`); without it, the stores rank by the default."""
     config = RunFolder(path).load_config() if path.is_dir() else None
     embedder = str((config or {}).get("embedder") or DEFAULT_EMBEDDER)  # for the window's search
-    ranking = parse_ranking(str((config or {}).get("rank") or "similarity"))  # for `memory why`
+    rank = str((config or {}).get("rank") or "similarity")
+    ranking = parse_ranking(rank) if ranked else Ranking()  # for `memory why`
     collection = str((config or {}).get("collection") or DEFAULT_COLLECTION)  # --collection
     if url:
         return StoreSettings(path, None, url, embedder, ranking, collection)
@@ -72,13 +79,16 @@ def run_chroma_url(path: Path) -> str | None:
 
 
 @contextlib.contextmanager
-def opened(path: Path, url: str | None, access: Access = Access.READ) -> Iterator[list[Curated]]:
+def opened(
+    path: Path, url: str | None, access: Access = Access.READ, ranked: bool = True
+) -> Iterator[list[Curated]]:
     """Every store a backend finds for this run folder (or store folder), closed after the
-    block; with Access.EDIT, each held against other writers meanwhile. A kept folder's export
-    (reflexion.curate.kept) stands in for a store, to read only. StoreError when there is none."""
+    block; with Access.EDIT, each held against other writers meanwhile; `ranked` as for
+    `settings_for`. A kept folder's export (reflexion.curate.kept) stands in for a store, to read
+    only. StoreError when there is none."""
     url = url or run_chroma_url(path)
     check_has_memory(path, url)
-    settings = settings_for(path, url)
+    settings = settings_for(path, url, ranked=ranked)
     with contextlib.ExitStack() as held:
         found: list[Curated] = []
         for name in BACKENDS:
@@ -150,3 +160,63 @@ def kept_by(stores: list[Curated], strategy: str, config: dict[str, object]) -> 
 def credits_in(store: Curated) -> dict[str, Credit]:
     """Each lesson's credit, where the store keeps it (empty where it keeps none)."""
     return store.credits() if CREDIT in store.can else {}
+
+
+def holder(stores: Sequence[Curated], rid: str, where: object) -> tuple[Curated, Reflection]:
+    """The store that holds lesson `rid` (its id, or a prefix of one id alone) now, and the
+    lesson; a UsageError when it names none, or several (see `full_id`)."""
+    held = _held(stores, rid)
+    if held is None:
+        _check_not_forgotten(stores, rid, where)
+        held = _held(stores, full_id(stores, rid, where))
+    if held is None:  # full_id found the id among these stores' lessons
+        raise AssertionError(rid)
+    return held
+
+
+def _check_not_forgotten(stores: Sequence[Curated], given: str, where: object) -> None:
+    """A UsageError saying so when `given` (an id, or a prefix of one id alone) names a lesson
+    that was forgotten and that a history keeps, rather than the closest ids held now."""
+    now = {r.id for store in stores for r in store.lessons()}
+    if any(rid.startswith(given) for rid in now):
+        return
+    kept = {rid for s in stores if HISTORY in s.can for rid in s.changed_ids()}
+    gone = sorted(rid for rid in kept - now if rid.startswith(given))
+    if given and len(gone) == 1:
+        msg = (
+            f"lesson {gone[0]} was forgotten from {where}: `reflexion memory history` shows what "
+            "it was, and `reflexion memory revert` brings it back"
+        )
+        raise UsageError(msg)
+
+
+def _held(stores: Sequence[Curated], rid: str) -> tuple[Curated, Reflection] | None:
+    for store in stores:
+        found = store.get(rid)
+        if found is not None:
+            return store, found
+    return None
+
+
+def changed(stores: Sequence[Curated], given: str, where: object) -> tuple[Curated, str]:
+    """The store that holds lesson `given` (its id, or a prefix of one id alone) or kept it in
+    its history, forgotten lessons included, and the full id; a UsageError as `full_id`'s."""
+    store = with_history(stores, given)
+    if store is None:
+        kept = [rid for s in stores if HISTORY in s.can for rid in s.changed_ids()]
+        given = full_id(stores, given, where, kept)
+        store = with_history(stores, given)
+    if store is None:  # full_id found it among these stores' lessons and histories
+        raise AssertionError(given)
+    return store, given
+
+
+def with_history(stores: Sequence[Curated], rid: str) -> Curated | None:
+    """The store that holds lesson `rid`, or else that kept it in its history."""
+    for store in stores:
+        if store.get(rid) is not None:
+            return store
+    for store in stores:
+        if "history" in store.can and store.history(rid):
+            return store
+    return None

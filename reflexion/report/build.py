@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Order
 from reflexion.core.records import Step, TaskResult
 from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing, pricing
@@ -154,7 +155,7 @@ def write_report(
 
 
 def _stream(config: dict[str, Any], results: Sequence[TaskResult]) -> list[StreamCurve]:
-    if config.get("order") != "stream":
+    if config.get("order") != Order.STREAM:
         return []
     return stream_curves(results, stream_tasks(config, results), config.get("strategies", ()))
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from memory.backend import Access, StoreSettings, close_all
 from memory.copying import open_copy
-from memory.ranking import parse_ranking
 from memory.registry import get_backend, open_store
 from reflexion.core.errors import UsageError
 from reflexion.core.protocols import Memory
 from reflexion.runner.config import RunConfig
+from reflexion.runner.parsers import Parsed
 from reflexion.strategies import RUN_MEMORY, Strategy
 
 
@@ -60,18 +60,19 @@ def backends_of(
             out[s.name] = config.memory_backend
         elif s.memory is not None and s.memory != RUN_MEMORY:
             out[s.name] = s.memory
-    for name in set(out.values()):
-        get_backend(name)  # an unknown name fails here, before anything is written
     return out
 
 
 def open_memories(
-    config: RunConfig, folder: Path, backends: dict[str, str], loads: dict[str, float]
+    config: RunConfig,
+    parsed: Parsed,
+    folder: Path,
+    backends: dict[str, str],
+    loads: dict[str, float],
 ) -> tuple[dict[str, Memory], list[Memory]]:
     """One store per backend, shared by the strategies that use it: each strategy's store, and
-    the stores opened (for the runner to close)."""
-    ranking = parse_ranking(config.rank)
-    c = config
+    the stores opened (for the runner to close). `parsed`: the config's, by its `validate`."""
+    c, ranking = config, parsed.ranking
     settings = StoreSettings(folder, c.memory, c.chroma_url, c.embedder, ranking, c.collection)
     opened: dict[str, Memory] = {}
     try:

@@ -27,7 +27,7 @@ import socket
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.lesson_records import Reflection
+from reflexion.core.lesson_records import Order, Reflection
 from reflexion.core.records import Step, TaskResult
 from reflexion.runner.config import RunConfig
 from reflexion.runner.setup import Injected, Prepared, prepare_worker
@@ -77,7 +77,7 @@ def trial_windows(config: RunConfig) -> set[str]:
     """
     from reflexion.strategies import RUN_MEMORY, parse_strategies
 
-    if config.order == "stream" and config.scope != "task":
+    if config.order == Order.STREAM and config.scope != "task":
         return set()
     return {
         s.name

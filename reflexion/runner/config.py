@@ -17,9 +17,10 @@ from typing import Any
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
 from reflexion.actor import ROLE_TOKENS
+from reflexion.core.lesson_records import Curation, Order
 from reflexion.core.records import Record
 from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
-from reflexion.runner.parsers import check_run, path_text, positive, role_limits, setting
+from reflexion.runner.parsers import Typed, meant_before, path_text, positive, role_limits, setting
 from reflexion.trial.feedback import FEEDBACK_MODES
 
 # The headings `--help` lists the options under, in this order (a setting's `group`).
@@ -29,9 +30,10 @@ GROUPS = (RUN, BUDGET, MEMORY, MODEL, EXECUTION, OUTPUT)
 
 
 @dataclass(frozen=True)
-class RunConfig(Record):
+class RunConfig(Typed, Record):
     """What to run. `env` and `strategies` name an env and strategies (the Python API may pass
-    objects instead); every other field has a default."""
+    objects instead); every other field has a default. A choice kept as an enum (`order`,
+    `curation`) holds its member, given as its string or not; `validate()` parses (Typed)."""
 
     env: str = setting(
         "",
@@ -164,14 +166,14 @@ class RunConfig(Record):
         result=True,
         group=MODEL,
     )
-    curation: str = setting(
-        "json",
+    curation: Curation = setting(
+        Curation.JSON,
         help="how a curator writes memory for other tasks (insights, cheatsheet, bank): json (a "
         "short reason, then bounded operations in a JSON object, held to the design's schema: a "
         "grammar for the local model, structured output for an OpenAI model; the cheatsheet is "
         "edited by delta operations, as ACE does) or text (free-text lines; the cheatsheet "
         "rewritten whole). Answers are never constrained",
-        choices=("json", "text"),
+        choices=Curation,
         result=True,
         group=MODEL,
     )
@@ -184,11 +186,11 @@ class RunConfig(Record):
         label="self-tests per task",
         group=BUDGET,
     )
-    order: str = setting(
-        "parallel",
+    order: Order = setting(
+        Order.PARALLEL,
         help="parallel, or stream: one task at a time in the env's order (or shuffled by "
         "--stream-seed), so with --scope global a task recalls the lessons of the tasks before it",
-        choices=("parallel", "stream"),
+        choices=Order,
         result=True,
         group=RUN,
     )
@@ -379,10 +381,6 @@ class RunConfig(Record):
         "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
     )
 
-    def validate(self) -> None:
-        """Raise a one-line UsageError for a setting out of its range (see check_run)."""
-        check_run(self)
-
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
 # Fields that change what a trial does: a resumed folder must agree on all of them. Retries and
@@ -392,9 +390,4 @@ RESULT_FIELDS = tuple(name for name, f in FIELDS.items() if f.metadata["result"]
 
 def default_of(name: str) -> Any:
     """The default of a field: what a config.json written before the field existed meant."""
-    f = FIELDS[name]
-    before = f.metadata["before"]
-    if before is not dataclasses.MISSING:
-        return before
-    factory = f.default_factory
-    return factory() if callable(factory) else f.default
+    return meant_before(FIELDS[name])

@@ -21,6 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from memory.backend import close_all
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Order
 from reflexion.core.protocols import Memory, Merging
 from reflexion.core.records import Step
 from reflexion.runner.budget import Budget
@@ -137,7 +138,7 @@ async def _saying_if_cancelled(
 def _fixed_boards(plan: Prepared) -> str | None:
     """A note when a strategy whose memory a curator writes asks none in this run: with frozen
     memory (nothing is kept), or, for a board (the rules, the sheet), outside --order stream."""
-    frozen, stream = plan.config.frozen_memory, plan.config.order == "stream"
+    frozen, stream = plan.config.frozen_memory, plan.config.order == Order.STREAM
     kinds = ("board", "items") if frozen else () if stream else ("board",)
     names = ", ".join(n for n, s in plan.strategies.items() if s.curated in kinds)
     if not names:
@@ -209,7 +210,7 @@ def _stream(plan: Prepared) -> list[str] | None:
     """--order stream: the task order, recorded in config.json (`stream_order`) for the report.
     A resumed folder keeps the order it recorded; one whose tasks are no longer the env's is
     refused, since its stream could not go on as it began."""
-    if plan.config.order != "stream":
+    if plan.config.order != Order.STREAM:
         return None
     ids = [t.id for t in plan.tasks]
     order = plan.saved.get("stream_order") or stream_order(ids, plan.config.stream_seed)

@@ -1,6 +1,7 @@
 """Command-line values of a run's settings, parsed: each raises ValueError with a message that
-says what was expected (argparse shows it as a one-line error); and `setting`, which declares one
-field of RunConfig.
+says what was expected (argparse shows it as a one-line error); `setting`, which declares one
+field of RunConfig, whose choices may be an enum (`Order` and `Curation`, in
+reflexion.core.lesson_records, whose members are the plain strings config.json holds).
 
     >>> role_limits("generate=512, reflect=128")
     {'generate': 512, 'reflect': 128}
@@ -9,19 +10,37 @@ field of RunConfig.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory import split_url
 from memory.embedders import known_embedder
-from memory.ranking import parse_ranking
-from reflexion.actor import ROLE_TOKENS
+from memory.ranking import Ranking, parse_ranking
 from reflexion.core.errors import UsageError
-from reflexion.models.prices import pricing
-from reflexion.models.server import check_speculative
+from reflexion.core.lesson_records import Order
+
+
+class Typed:
+    """Base of a frozen dataclass of `setting` fields (RunConfig). A field whose choices are an
+    enum holds the enum's member for its value, however it was given (a string from the command
+    line, from Python or from a config.json); a value that is none of them is kept as given, for
+    `validate` (check_fields) to refuse in one line."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # a dataclass's base
+            kind, value = f.metadata.get("enum"), getattr(self, f.name)
+            if kind is not None and value in kind.__members__.values():
+                object.__setattr__(self, f.name, kind(value))
+
+    def validate(self) -> Parsed:
+        """Raise a one-line UsageError for a setting out of its range; the settings kept as
+        text, parsed (see check_run)."""
+        return check_run(self)
 
 
 def positive(text: str) -> int:
@@ -87,7 +106,7 @@ def setting(
     parse: Callable[[str], Any] | None = None,
     result: bool = False,
     limits: tuple[float, float] | None = None,
-    choices: tuple[str, ...] | None = None,
+    choices: tuple[str, ...] | type[enum.Enum] | None = None,
     flag: str | None = None,
     label: str | None = None,
     cli: bool = True,
@@ -98,13 +117,26 @@ def setting(
     """A RunConfig field with what the CLI, the report and the resume check need to know.
     `before`: what a config.json written before the field existed meant, when that is not the
     default (the default changed when the field came). `group`: the heading its option is
-    listed under in `--help` (one of reflexion.runner.config.GROUPS)."""
+    listed under in `--help` (one of reflexion.runner.config.GROUPS). `choices` an enum: the
+    field holds its members (see Typed)."""
+    kind = choices if isinstance(choices, type) else None
+    names = tuple(str(c.value) for c in kind) if kind is not None else choices
     metadata: dict[str, Any] = {"help": help, "parse": parse, "result": result, "limits": limits}
-    metadata |= {"choices": choices, "flag": flag, "label": label, "cli": cli, "before": before}
-    metadata["group"] = group
+    metadata |= {"choices": names, "flag": flag, "label": label, "cli": cli, "before": before}
+    metadata |= {"group": group, "enum": kind}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def meant_before(f: dataclasses.Field[Any]) -> Any:
+    """What a `setting` field's value was before the field existed: its `before`, else its
+    default (reflexion.runner.config.default_of)."""
+    before = f.metadata["before"]
+    if before is not dataclasses.MISSING:
+        return before
+    factory = f.default_factory
+    return factory() if callable(factory) else f.default
 
 
 def flag_of(f: dataclasses.Field[Any]) -> str:
@@ -136,9 +168,14 @@ def check_fields(config: Any) -> None:
 
 def check_model_settings(
     max_tokens: dict[str, int], speculative: str, price: str | None, rank: str
-) -> None:
+) -> Ranking:
     """Raise a one-line UsageError for an unknown role or a limit out of range in
-    --max-tokens, an unknown --speculative mode, a bad --price or --rank."""
+    --max-tokens, an unknown --speculative mode, a bad --price or --rank; the ranking parsed."""
+    # here, not at the top: `positive` is imported by `reflexion memory`, which runs no model
+    from reflexion.actor import ROLE_TOKENS
+    from reflexion.models.prices import pricing
+    from reflexion.models.server import check_speculative
+
     for role, limit in max_tokens.items():
         if role not in ROLE_TOKENS or not 1 <= limit <= 32_768:
             roles = ", ".join(ROLE_TOKENS)
@@ -147,7 +184,7 @@ def check_model_settings(
     check_speculative(speculative)
     pricing(None, price)  # a bad price from Python: refused before the run, not after
     try:
-        parse_ranking(rank)
+        return parse_ranking(rank)
     except ValueError as exc:
         msg = f"--rank {rank!r}: {exc}"
         raise UsageError(msg) from None
@@ -196,22 +233,32 @@ def check_memory_settings(config: Any) -> None:
         raise UsageError(msg)
 
 
-def check_run(config: Any) -> None:
-    """Raise a one-line UsageError for a setting of `config` (a RunConfig) out of its range."""
+@dataclass(frozen=True)
+class Parsed:
+    """What `check_run` parses of the settings a RunConfig keeps as text (as config.json holds
+    them, however they were written), for the run to use rather than parse them again."""
+
+    ranking: Ranking  # --rank
+
+
+def check_run(config: Any) -> Parsed:
+    """Raise a one-line UsageError for a setting of `config` (a RunConfig) out of its range;
+    the settings kept as text, parsed."""
     check_fields(config)  # each field's limits and choices, as `setting` declared them
     if not 0.0 <= config.temperature <= 2.0 or not 0 <= config.seed < 2**31:
         msg = "--temperature must be in [0, 2] and --seed in [0, 2^31)"
         raise UsageError(msg)
-    if config.stream_seed is not None and config.order != "stream":
+    if config.stream_seed is not None and config.order != Order.STREAM:
         msg = "--stream-seed shuffles the order of a stream: it needs --order stream"
         raise UsageError(msg)
-    if config.gate and (config.order != "stream" or config.signal != "visible"):
+    if config.gate and (config.order != Order.STREAM or config.signal != "visible"):
         msg = "--gate replays the tasks a stream has run by their visible check: it needs "
         msg += "--order stream and --signal visible"
         raise UsageError(msg)
     rank = str(config.rank)
-    check_model_settings(config.max_tokens, config.speculative, config.price, rank)
+    ranking = check_model_settings(config.max_tokens, config.speculative, config.price, rank)
     check_faults_and_budget(
         config.retries, config.call_timeout, config.timeout_s, config.max_tokens_total
     )
     check_memory_settings(config)
+    return Parsed(ranking)

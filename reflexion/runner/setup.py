@@ -39,7 +39,7 @@ from reflexion.core.runfolder import RunFolder
 from reflexion.core.version import VERSION, newer
 from reflexion.runner.backends import backends_of, check_memory_use, open_memories, store_of
 from reflexion.runner.config import FIELDS, RESULT_FIELDS, RunConfig, default_of
-from reflexion.runner.parsers import warn_unused
+from reflexion.runner.parsers import Parsed, warn_unused
 from reflexion.strategies import RUN_MEMORY, STRATEGIES, Strategy, parse_strategies
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class Prepared:
 
 def prepare(config: RunConfig, given: Injected) -> Prepared:
     """Check every input and open what the run needs; raises UsageError (nothing written)."""
-    config.validate()
+    parsed = config.validate()
     if given.env is None and not config.env:
         msg = "no env: name one (RunConfig(env=...), --env) or pass an env object (env=...)"
         raise UsageError(msg)
@@ -104,11 +104,12 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     folder = RunFolder(Path(config.out or default_out(config.env)))
     config = dataclasses.replace(config, out=str(folder.path))
     backends = backends_of(config, strategies, given.memory)
+    # an unknown backend of a strategy fails here, before anything is written
     files = [f for name in set(backends.values()) for f in get_backend(name).files]
     folder.check_writable(files)
     if folder.load_config() is None:  # a folder run before keeps its settings, so it resumes
         _check_curator(config, strategies, given)
-    config, saved = bind_folder(folder, config)
+    config, saved = bind_folder(folder, config, parsed)
     if isinstance(env, SandboxedEnv) and callable(env.sandbox) and "sandbox" not in saved:
         saved["sandbox"] = env.sandbox()  # what held the generated code, as the first session ran
     named = {s.name: s for s in strategies}
@@ -117,7 +118,7 @@ def prepare(config: RunConfig, given: Injected) -> Prepared:
     loads: dict[str, float] = {}
     actor_for = _actors(env, config, given, loads)
     plan = Prepared(config, env, tasks, named, folder, saved, actor_for, loads=loads)
-    plan.memories, plan.owned = open_memories(config, folder.path, backends, loads)
+    plan.memories, plan.owned = open_memories(config, parsed, folder.path, backends, loads)
     if given.memory is not None:  # it stands in for the run's memory
         plan.memories |= {s.name: given.memory for s in strategies if s.memory == RUN_MEMORY}
     if plan.loads:
@@ -162,8 +163,8 @@ def prepare_worker(config: RunConfig) -> Prepared:
     tasks, named = _select_tasks(env, config.tasks), {s.name: s for s in strategies}
     folder = RunFolder(Path(config.out or "."))
     plan = Prepared(config, env, tasks, named, folder, {}, _actors(env, config, Injected(), {}))
-    backends = backends_of(config, strategies, None)
-    plan.memories, plan.owned = open_memories(config, folder.path, backends, plan.loads)
+    backends, parsed = backends_of(config, strategies, None), Parsed(parse_ranking(config.rank))
+    plan.memories, plan.owned = open_memories(config, parsed, folder.path, backends, plan.loads)
     return plan
 
 
@@ -208,7 +209,9 @@ def _select_tasks(env: Env, count: int | None) -> list[Task]:
     return tasks[:count]
 
 
-def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[str, Any]]:
+def bind_folder(
+    folder: RunFolder, config: RunConfig, parsed: Parsed
+) -> tuple[RunConfig, dict[str, Any]]:
     """The config to run with and the config.json to save. A new folder gets a new run id; an
     existing one must agree on every setting that changes results, and keeps its run id."""
     old = folder.load_config()
@@ -225,7 +228,7 @@ def bind_folder(folder: RunFolder, config: RunConfig) -> tuple[RunConfig, dict[s
         if name == "model" and str(theirs).startswith("object:"):
             theirs = str(theirs).rstrip(":")  # older folders end a nameless object's with a colon
         # the same weights, however written, are the same ranking
-        same = _ranking_or_text(mine) == _ranking_or_text(theirs) if name == "rank" else None
+        same = parsed.ranking == _ranking_or_text(theirs) if name == "rank" else None
         if not same and mine != theirs:
             msg = (
                 f"{folder.path} was run with {name}={theirs!r}, not {mine!r}; "

@@ -32,6 +32,7 @@ from typing import Any
 from envs import make_env
 from memory import ChromaMemory, embedder_for
 from reflexion.core.errors import UsageError
+from reflexion.core.lesson_records import Order
 from reflexion.core.protocols import Env
 from reflexion.core.records import Score, Task
 from reflexion.models import DEFAULT_MODEL, check_model_name
@@ -188,7 +189,7 @@ def configs(t: Transfer, env: Env) -> tuple[RunConfig, tuple[tuple[RunConfig, Ru
         episodes=t.episodes,
         model=model,
         scope="global",
-        order="stream",
+        order=Order.STREAM,
         concurrency=1,
         out=str(Path(t.out) / "learn"),
         memory=str(Path(t.out) / "store"),

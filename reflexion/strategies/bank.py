@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, cast
 
-from reflexion.core.lesson_records import Kind, Recalled, Reflection
+from reflexion.core.lesson_records import Curation, Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
@@ -198,7 +198,8 @@ async def write_items(
     if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.ITEM, episode, False):
         return
     call = await trial.ask(trial.actor.distill(trial.task, Kind.ITEM, attempts, []), episode)
-    texts, bad = (json_items if trial.actor.curation == "json" else parse_items)(call.output)
+    read = json_items if trial.actor.curation == Curation.JSON else parse_items
+    texts, bad = read(call.output)
     if bad or not texts:
         trial.note(episode, "unparsed", call.output, {"kind": Kind.ITEM, "malformed": bad})
     for text in texts:

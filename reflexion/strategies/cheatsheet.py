@@ -30,7 +30,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, Reflection
+from reflexion.core.lesson_records import (
+    Board,
+    BoardEdit,
+    Curation,
+    EditOp,
+    Kind,
+    Recalled,
+    Reflection,
+)
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
@@ -267,7 +275,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     )
     old = board[0].text if board else ""
     skipped: list[str] = []
-    if trial.actor.curation == "json":
+    if trial.actor.curation == Curation.JSON:
         text, skipped = updated(old, call.output)
         refused = skipped.pop() if skipped == [NO_OPERATIONS] else ""
     else:
@@ -277,7 +285,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     if skipped:  # a reply read, some of its operations not applied
         trial.note(episode, "skipped", "\n".join(skipped), {"kind": Kind.CHEATSHEET})
     if text and text != old:
-        edits = [BoardEdit("replace", None, text)]
+        edits = [BoardEdit(EditOp.REPLACE, None, text)]
         await trial.revise(Kind.CHEATSHEET, edits, episode, rules=BOARD)
 
 

@@ -16,10 +16,10 @@ A reply that is no JSON object, or an operation (a reply line) that does not par
 rule not on the list, is skipped and said in the trace; it never changes the list.
 
     >>> edits, bad, _ = parse_edits("ADD: Check the sign.\\nUPVOTE 2\\nEDIT 9: x\\nhi", ["a", "b"])
-    >>> [(e.op, e.target) for e in edits], bad
+    >>> [(e.op.value, e.target) for e in edits], bad
     ([('add', None), ('upvote', 'b')], ['EDIT 9: x', 'hi'])
     >>> ops = '{"reason": "r", "operations": [{"op": "upvote", "rule": 1}]}'
-    >>> [(e.op, e.target) for e in json_edits(ops, ["a"])[0]]
+    >>> [(e.op.value, e.target) for e in json_edits(ops, ["a"])[0]]
     [('upvote', 'a')]
 """
 
@@ -29,7 +29,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, Reflection
+from reflexion.core.lesson_records import (
+    Board,
+    BoardEdit,
+    Curation,
+    EditOp,
+    Kind,
+    Recalled,
+    Reflection,
+)
 from reflexion.core.protocols import Distilling, Trial
 from reflexion.core.records import Attempt, Task
 from reflexion.strategies.learning import (
@@ -73,6 +81,7 @@ LINE = re.compile(r"^\W*(ADD|EDIT|UPVOTE|DOWNVOTE)\b\s*(\d+)?\s*:?\s*(.*)$", re.
 # A reply read: the edits to apply, the lines that are no edit, the edits beyond MAX_EDITS.
 Read = tuple[list[BoardEdit], list[str], list[str]]
 MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
+VOTED = (EditOp.EDIT, EditOp.UPVOTE, EditOp.DOWNVOTE)  # the edits of a rule on the board
 MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt must stay small
 NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
 RULE_CHARS = 300  # a rule is one sentence or two; a longer "rule" is a malformed reply
@@ -151,10 +160,10 @@ def parse_edits(reply: str, ids: Sequence[str]) -> Read:
             continue
         op, number, text = (found[1].lower(), found[2], found[3].strip()) if found else ("", "", "")
         target = ids[int(number) - 1] if number and 0 < int(number) <= len(ids) else None
-        if op == "add" and text and not number:
-            edit = BoardEdit("add", None, text)
-        elif op in ("edit", "upvote", "downvote") and target and (text or op != "edit"):
-            edit = BoardEdit(op, target, text)
+        if op == EditOp.ADD and text and not number:
+            edit = BoardEdit(EditOp.ADD, None, text)
+        elif op in VOTED and target and (text or op != EditOp.EDIT):
+            edit = BoardEdit(EditOp(op), target, text)
         else:
             bad.append(line)
             continue
@@ -210,7 +219,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     board = await trial.board(Kind.RULE, episode, BOARD)
     material = compared(attempts)
     call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
-    read = json_edits if trial.actor.curation == "json" else parse_edits
+    read = json_edits if trial.actor.curation == Curation.JSON else parse_edits
     edits, bad, beyond = read(call.output, [r.id for r in board])
     if bad:
         trial.note(episode, "unparsed", "\n".join(bad), {"kind": Kind.RULE})

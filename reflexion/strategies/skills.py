@@ -31,7 +31,7 @@ import ast
 from collections.abc import Sequence
 
 from reflexion.core.fences import PYTHON, fenced_blocks
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled
+from reflexion.core.lesson_records import Board, BoardEdit, EditOp, Kind, Recalled
 from reflexion.core.protocols import Trial
 from reflexion.core.records import Attempt
 from reflexion.strategies.learning import Design, Lessons, both
@@ -137,7 +137,7 @@ async def reused(trial: Trial, shown: list[Recalled], attempt: Attempt) -> None:
     last = attempt.episode >= trial.budget
     if not lessons or not (attempt.score.solved or last):
         return
-    op = "upvote" if attempt.score.solved else "downvote"
+    op = EditOp.UPVOTE if attempt.score.solved else EditOp.DOWNVOTE
     edits = [BoardEdit(op, lesson.id) for lesson in lessons]
     await trial.revise(Kind.SKILL, edits, attempt.episode, among=lessons, rules=RULES)
 

@@ -9,8 +9,8 @@ with the lesson as it was, so a resume can undo what an interrupted trial change
 (`undo_interrupted`).
 
     >>> author = Author("run", "insights", "quad", Task("q1", "Solve it."), 0, 1, clock=lambda: 0.0)
-    >>> after, changes, notes = apply("rule", [], [BoardEdit("add", None, "Check it.")], Board(),
-    ...                               author)
+    >>> add = BoardEdit(EditOp.ADD, None, "Check it.")
+    >>> after, changes, notes = apply("rule", [], [add], Board(), author)
     >>> [r.text for r in after], notes == [f"add {after[0].id}"], changes[0].before is None
     (['Check it.'], True, True)
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reflexion.core.lesson_records import Board, BoardEdit, Recalled, Reflection
+from reflexion.core.lesson_records import Board, BoardEdit, EditOp, Recalled, Reflection
 from reflexion.core.protocols import Memory
 from reflexion.core.records import Attempt, Score, Task
 from reflexion.trial.hygiene import placeholder, same_wording, vague
@@ -33,6 +33,9 @@ from reflexion.trial.hygiene import placeholder, same_wording, vague
 # how similar a text is to each of some texts (e.g. by an embedding model), in their order
 Similar = Callable[[str, Sequence[str]], Sequence[float]]
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
+
+# what an edit adds to its lesson's votes
+VOTES = {EditOp.EDIT: 1, EditOp.UPVOTE: 1, EditOp.DOWNVOTE: -1}
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -169,24 +172,24 @@ class _Applying:
 
     def edit(self, edit: BoardEdit, n: int, why: str = "") -> str:
         target = self.lessons.get(edit.target or "")
-        if edit.op == "replace":
+        if edit.op == EditOp.REPLACE:
             target = next(iter(self.lessons.values()), None)
         # a rewrite of another run's sheet (a shared store) starts this run's own from it
         mine = target is not None and target.run_id == self.author.run_id
-        if edit.op == "add" or (edit.op == "replace" and not mine):
+        if edit.op == EditOp.ADD or (edit.op == EditOp.REPLACE and not mine):
             return self.add(edit.text, n)
         if target is None:
             return f"skipped {edit.op}: no lesson {edit.target!r} on the board"
         if target.run_id != self.author.run_id:
             return f"skipped {edit.op}: {target.id} belongs to another run"
-        votes = target.votes + {"edit": 1, "upvote": 1, "downvote": -1}.get(edit.op, 0)
-        text = edit.text.strip() if edit.op in ("edit", "replace") else target.text
+        votes = target.votes + VOTES.get(edit.op, 0)
+        text = edit.text.strip() if edit.op in (EditOp.EDIT, EditOp.REPLACE) else target.text
         if unfit := _unfit(text, self.rules):
             return f"skipped {edit.op} {target.id}: {unfit}"
-        if edit.op == "edit" and (twin := self.restates(text, target)):
+        if edit.op == EditOp.EDIT and (twin := self.restates(text, target)):
             # as ExpeL: an edit that restates another rule agrees with that rule, and the list
             # keeps both rules as they were (no second copy)
-            agree = BoardEdit("upvote", twin.reflection.id, "")
+            agree = BoardEdit(EditOp.UPVOTE, twin.reflection.id, "")
             why = f" (restated by an edit of {target.id}, {twin.similarity or 0:.2f})"
             return self.edit(agree, n, why)
         after = dataclasses.replace(target, text=text, votes=votes)

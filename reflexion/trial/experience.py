@@ -23,7 +23,15 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, RecallScope, Reflection
+from reflexion.core.lesson_records import (
+    Board,
+    BoardEdit,
+    Kind,
+    Order,
+    Recalled,
+    RecallScope,
+    Reflection,
+)
 from reflexion.core.protocols import Env, Memory, Merging, Revising
 from reflexion.core.records import Attempt, Task
 from reflexion.trial import gate
@@ -203,7 +211,7 @@ def gated(trial: TrialState, lesson: Reflection) -> Replay | None:
 def boards_change(trial: TrialState) -> bool:
     """Whether `revise` can change a board (see Trial.boards_change)."""
     s = trial.settings
-    return s.order == "stream" and not s.frozen_memory and isinstance(trial.memory, Revising)
+    return s.order == Order.STREAM and not s.frozen_memory and isinstance(trial.memory, Revising)
 
 
 async def revise(
@@ -221,7 +229,7 @@ async def revise(
         return []
     if not boards_change(trial):
         why = "the memory cannot revise"
-        if trial.settings.order != "stream":  # concurrent tasks would race on one board
+        if trial.settings.order != Order.STREAM:  # concurrent tasks would race on one board
             why = "a board changes only under --order stream"
         if trial.settings.frozen_memory:
             why = "frozen memory"

@@ -4,13 +4,15 @@ names what a trial may read, so the trial does not depend on the run's machinery
 
     >>> from reflexion.runner.config import RunConfig
     >>> settings: TrialSettings = RunConfig(run_id="r", episodes=2, order="stream")
-    >>> settings.k, settings.feedback, settings.order
-    (3, 'actionable', 'stream')
+    >>> settings.k, settings.feedback, settings.order is Order.STREAM
+    (3, 'actionable', True)
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from reflexion.core.lesson_records import Order
 
 
 class TrialSettings(Protocol):
@@ -35,7 +37,7 @@ class TrialSettings(Protocol):
     @property
     def dedup(self) -> float | None: ...  # merge a new lesson into one at least this similar
     @property
-    def order(self) -> str: ...  # "stream": the tasks before this one are over (RecallScope)
+    def order(self) -> Order: ...  # stream: the tasks before this one are over (RecallScope)
     @property
     def frozen_memory(self) -> bool: ...  # recall only, store and change nothing
     @property

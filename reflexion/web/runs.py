@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from reflexion.core.errors import UsageError
-from reflexion.core.lesson_records import Kind
+from reflexion.core.lesson_records import Kind, Order
 from reflexion.core.records import TaskResult
 from reflexion.core.runfolder import run_state
 from reflexion.models.prices import Pricing
@@ -73,7 +73,7 @@ def run_page(site: Site, name: str, verdict: str = "", strategy: str = "") -> st
     if pairs:
         body += [tag("h2", "Paired differences, on the same tasks"), pair_matrix(pairs, names)]
         body += [legend(), tag("p", MATRIX_TEXT, cls="note")]
-    if config.get("order") == "stream":
+    if config.get("order") == Order.STREAM:
         body += _stream(config, results)
     body += [tag("h2", "Success by episode"), episode_table(summaries)]
     body += [tag("h2", "Tasks", id="tasks"), *task_list(name, results, names, verdict, strategy)]

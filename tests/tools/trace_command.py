@@ -1,8 +1,8 @@
 """How much of our code one `reflexion` command enters: its steps and the files they live in.
 
-    .venv/bin/python scripts/trace_command.py -- reflexion memory forget runs/q 3f2a9c
-    .venv/bin/python scripts/trace_command.py --list -- reflexion memory list runs/q
-    .venv/bin/python scripts/trace_command.py --within Trials.run --list -- reflexion compare \\
+    .venv/bin/python tests/tools/trace_command.py -- reflexion memory forget runs/q 3f2a9c
+    .venv/bin/python tests/tools/trace_command.py --list -- reflexion memory list runs/q
+    .venv/bin/python tests/tools/trace_command.py --within Trials.run --list -- reflexion compare \\
         --env quadratic --strategies reflexion --episodes 3 --tasks 1 --concurrency 1 --out /tmp/q
 
 prints e.g. `85 steps in 35 files`, then a line saying which code ran and how the command exited;
@@ -202,8 +202,7 @@ def run_traced(tracer: Tracer, command: Sequence[str]) -> int:
 
 
 def _run(command: list[str]) -> int:
-    # the console script's entry point, `reflexion.cli:main`; imported here, so under the tracer.
-    # Not `from reflexion.cli import main`: tests/layout.py would read it as the module main.py
+    # the console script's entry point, `reflexion.cli:main`; imported here, so under the tracer
     import reflexion.cli
 
     try:
