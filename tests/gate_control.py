@@ -72,7 +72,7 @@ def reply_to(prompt: str) -> str:
     return word + MARK if MARK in prompt or chance(word) else word
 
 
-def stream(out: str, strategies: tuple[str, ...], tasks: int = 100, **more: Any) -> list[TaskResult]:
+def stream(out: str, strategies: tuple[str, ...], tasks: int, **more: Any) -> list[TaskResult]:
     config = RunConfig(
         env="convention",
         strategies=strategies,

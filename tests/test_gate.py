@@ -19,8 +19,8 @@ from conftest import SECRET
 from gate_control import POISON, stream
 from test_positive_control import LESSON
 
-from reflexion.core.jsonl import read_jsonl
 from reflexion.cli import main
+from reflexion.core.jsonl import read_jsonl
 from reflexion.core.records import TaskResult
 from reflexion.report.paired import pair
 
@@ -42,11 +42,12 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[TaskResu
 
 def lessons(out: Path) -> list[dict[str, Any]]:
     """Every lesson of the run's memory, as `reflexion memory export` writes it."""
-    assert not main(["memory", "export", str(out), "--format", "jsonl", "--output", str(out) + ".x"])
+    exported = Path(f"{out}.jsonl")
+    assert not main(["memory", "export", str(out), "--format", "jsonl", "--output", str(exported)])
     try:
-        return [json.loads(line) for line in Path(str(out) + ".x").read_text().splitlines()]
+        return [json.loads(line) for line in exported.read_text().splitlines()]
     finally:
-        Path(str(out) + ".x").unlink()
+        exported.unlink()
 
 
 @pytest.mark.parametrize("design", BOARDS)
