@@ -141,3 +141,19 @@ def test_the_dashboards_memory_page_shows_each_lessons_verdict(
         poison = [row for row in rows if POISON in row]
         assert poison and all("rejected by the gate" in row for row in poison)
         assert any("admitted by the gate" in row and LESSON in row for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("more", "said_"),
+    [
+        (["--order", "stream", "--signal", "self-tests"], "--signal visible"),
+        (["--order", "stream", "--executor", "ray", "--chroma-url", "http://h:1"], "local"),
+        (["--order", "stream", "--gate", "-1"], "--gate"),
+    ],
+)
+def test_a_gate_it_cannot_run_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], more: list[str], said_: str
+) -> None:
+    argv = ["run", "--env", "quadratic", "--strategy", "insights", "--gate", "2", *more]
+    code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "r"), "--no-progress")
+    assert said_ in one_line_error(code, err)

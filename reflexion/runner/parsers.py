@@ -255,6 +255,9 @@ def check_run(config: Any) -> Parsed:
         msg = "--gate replays the tasks a stream has run by their visible check: it needs "
         msg += "--order stream and --signal visible"
         raise UsageError(msg)
+    if config.gate and config.executor == "ray":
+        msg = "--gate replays within the trial's process: run it with --executor local"
+        raise UsageError(msg)
     rank = str(config.rank)
     ranking = check_model_settings(config.max_tokens, config.speculative, config.price, rank)
     check_faults_and_budget(
