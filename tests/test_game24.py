@@ -386,6 +386,19 @@ def test_skills_keep_a_verified_program_show_it_and_retire_it_when_reuse_keeps_f
     assert [c.before.votes for c in history if c.before] == [2, 1]
 
 
+def test_a_skill_is_found_by_the_question_of_the_task_it_solved(tmp_path: Path) -> None:
+    """A skill is keyed by its task's question, as exemplars and items are: its recall looks for
+    tasks like the one it solved, not for text like its program."""
+    from memory import ChromaMemory
+
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    skills_stream(tmp_path, "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])
+    with ChromaMemory.open(tmp_path / "r" / "memory") as store:
+        [skill] = store.reflections()
+    [task] = Game24Env.from_spec("1,seed=7").tasks()
+    assert skill.key == task.lookup and solver not in skill.key
+
+
 def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
