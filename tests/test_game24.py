@@ -474,6 +474,19 @@ def test_an_answer_has_room_for_a_program_under_the_code_protocol(
     assert [b["max_tokens"] for b in model.bound] == [room]
 
 
+def test_proactive_gets_the_code_rounds_and_the_room_of_any_answer(tmp_path: Path) -> None:
+    """Its prompt says the program will be run, so under the code protocol `proactive` answers
+    as `single` does: its program runs, it sees what it printed, and each reply gets the code
+    roles' 1,024 tokens."""
+    printing = "<think>\n```python\nprint('3 * 6 + 3 + 3')\n```\n</think>"
+    model = schema_scripted([printing, "<answer>Answer: 3 * 6 + 3 + 3</answer>"])
+    config = RunConfig(strategies=("proactive",), out=str(tmp_path / "r"), code_rounds=1)
+    [result] = run(config, env=Game24Env.from_spec("1,seed=7"), model=model)
+    assert result.final_passed and result.llm_calls == 2
+    assert "It printed:\n3 * 6 + 3 + 3" in "\n".join(str(m.content) for m in model.prompts[1])
+    assert [b["max_tokens"] for b in model.bound] == [1024, 1024]
+
+
 def test_a_final_answer_quoting_the_output_in_a_bare_fence_keeps_the_rounds_solver(
     tmp_path: Path,
 ) -> None:

@@ -12,5 +12,5 @@ ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (te
 ROLE_TOKENS |= {"distill": 512, "propose": 768}
 # Under the code protocol (--code-rounds, an env that runs programs) an answer needs room for a
 # program: Dynamic Cheatsheet allows 2,048 tokens; at least 1,024 here, to keep a CPU run short.
-CODE_ROLES = ("generate", "refine", "correct")
+CODE_ROLES = ("generate", "refine", "correct", "propose")
 CODE_TOKENS = 1024

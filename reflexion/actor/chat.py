@@ -222,9 +222,10 @@ class ChatActor:
 
     async def propose(self, task: Task, sample: int) -> Call:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's
-        format, prompted: reflexion.strategies.proactive reads it)."""
+        format, prompted: reflexion.strategies.proactive reads it). Under the code protocol its
+        program runs, as any answer's does (`_answer`): the task's prompt says it will."""
         msgs = prompts.proactive_messages(task)
-        call = await self._call("propose", msgs, self.sampling(sample))
+        call = await self._answer("propose", task, msgs, self.sampling(sample))
         return dataclasses.replace(call, sample=sample)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:
