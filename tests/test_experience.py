@@ -749,3 +749,18 @@ def test_exemplars_show_at_most_16_shots_as_self_streamicl_does(tmp_path: Path) 
     last = "\n".join(str(m.content) for m in model.prompts[-1])
     shown = [n for n in range(18) if f"solution{n:02}" in last]
     assert len(stored(tmp_path / "run")) == 19 and len(shown) == 16
+
+
+def test_a_long_cheatsheet_leaves_room_for_the_tasks_own_reflection(tmp_path: Path) -> None:
+    """`reflexion+cheatsheet`: each kind of memory has its own share of --memory-tokens, so a
+    sheet that fills the bound alone is cut beside the task's reflection, and the reflection is
+    shown whole (a sheet over the bound took all the room, and the retry was shown nothing new)."""
+    tip = "Write every listed word exactly as it is spelled in the task, then check the list."
+    plan = "I left out stone. Plan: use stone."
+    replies = ["apple river", ops({"op": "add", "text": tip}), "cloud", plan, "cloud stone"]
+    replies.append(ops({"op": "remove", "bullet": 1}))
+    _, prompts, _ = stream(
+        tmp_path, "reflexion+cheatsheet", replies, curation="json", memory_tokens=25
+    )
+    assert f"[1] {tip}" in prompts[2]  # alone, the sheet is shown whole
+    assert plan in prompts[4] and f"[1] {tip[:40]}" in prompts[4]
