@@ -474,6 +474,32 @@ def test_an_answer_has_room_for_a_program_under_the_code_protocol(
     assert [b["max_tokens"] for b in model.bound] == [room]
 
 
+@pytest.mark.parametrize("strategy", ["cheatsheet", "insights", "bank"])
+def test_a_curator_is_shown_every_code_rounds_program_and_what_it_printed(
+    tmp_path: Path, strategy: str
+) -> None:
+    """Dynamic Cheatsheet's curator reads the whole exchange, every round's code and its output
+    (its `final_output`), with twice an answer's tokens: shown only the last reply ("Answer:
+    ..."), a curator cannot keep a solver. The program is shown whole, past the 1,500
+    characters an answer alone is cut to. A failed attempt first, then the solver's: every
+    design's curator is asked about the solved one (ExpeL's contrasts it with the failure)."""
+    notes = "".join(f"# step {i}: try each order and each operator\n" for i in range(50))
+    solver = f"```python\n{notes}print('3 * 6 + 3 + 3')\n```"
+    curator = json.dumps({"reason": "a solver", "operations": [], "items": []})
+    replies = ["Answer: 3 + 3 + 3 + 6", solver, "Answer: 3 * 6 + 3 + 3", curator]
+    model = schema_scripted(replies)
+    config = RunConfig(
+        strategies=(strategy,), out=str(tmp_path / "r"), code_rounds=1, order="stream"
+    )
+    [result] = run(config, env=Game24Env.from_spec("1,seed=7"), model=model)
+    assert result.final_passed and result.attempts == 2 and len(model.prompts) == 4
+    asked = "\n".join(str(m.content) for m in model.prompts[3])
+    assert len(solver) > 2000 and solver in asked
+    shown = asked.index(solver), asked.index("The program was run.\nIt printed:\n3 * 6 + 3 + 3")
+    assert shown[0] < shown[1] < asked.rindex("Answer: 3 * 6 + 3 + 3")
+    assert model.bound[3]["max_tokens"] == 2048
+
+
 def test_proactive_gets_the_code_rounds_and_the_room_of_any_answer(tmp_path: Path) -> None:
     """Its prompt says the program will be run, so under the code protocol `proactive` answers
     as `single` does: its program runs, it sees what it printed, and each reply gets the code
