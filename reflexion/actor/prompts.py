@@ -23,6 +23,7 @@ from reflexion.actor.memory_text import Lesson, Placed, place
 from reflexion.core.lesson_records import Reflection
 from reflexion.core.records import Attempt, Message, Task, Turn
 from reflexion.strategies import LESSONS, proactive
+from reflexion.strategies.learning import Request
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
 MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
@@ -154,10 +155,12 @@ def distill_messages(
     attempts: Sequence[Attempt],
     board: Sequence[Reflection],
     form: str = "json",
+    room: int | None = None,
 ) -> list[BaseMessage]:
     """The distill prompt of the design whose lessons are of `kind` (its module holds the
     words): its system message, then its request around the attempts, each with the VISIBLE
-    verdict of its check; `form` "json" asks for its JSON object, "text" for free-text lines.
+    verdict of its check; `form` "json" asks for its JSON object, "text" for free-text lines;
+    with a `room` (the characters a prompt shows of memory), the design's line on it, if any.
 
     >>> from reflexion.core.records import Score
     >>> failed = Attempt(1, "x = 1", Score(0.0, False, "expected 2"))
@@ -171,6 +174,8 @@ def distill_messages(
         raise ValueError(msg)
     shown = "\n\n".join(_attempt(a, n) for n, a in enumerate(attempts, 1))
     asking = lessons.distill.request if form == "json" else lessons.distill.text
+    if room is not None and lessons.distill.room is not None:
+        asking = _with_room(asking, lessons.distill.room, room)
     context, asked = context_and_question(task)
     opened = attempts[-1].prompt[:1] if attempts else ()
     if not context or not opened or opened[0].role != "system":
@@ -182,6 +187,17 @@ def distill_messages(
     request = asking(replace(task, prompt=asked), shown, attempts, board)
     words = f"{context}{SHARED_CONTEXT_ENDS} {lessons.distill.system}\n\n{request}"
     return [SystemMessage(opened[0].content), HumanMessage(words)]
+
+
+def _with_room(
+    asking: Request, line: Callable[[Sequence[Reflection], int], str], room: int
+) -> Request:
+    def request(
+        task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> str:
+        return f"{asking(task, shown, attempts, board)}\n{line(board, room)}"
+
+    return request
 
 
 def _attempt(attempt: Attempt, n: int) -> str:
