@@ -155,8 +155,9 @@ def updated(sheet: str, reply: str, room: int | None = None) -> tuple[str, list[
     sheet: edits and removals are applied first (`_apply`), then an edit whose text another
     bullet holds is undone (`_undo_copies`), then the adds go at the end, each skipped if the
     sheet already holds its text (`_append_adds`). A reply that would leave no bullet leaves the
-    sheet as it was, and says so. With a `room` (characters), an edit that would leave the sheet
-    longer than it is undone (`_undo_growth`), and an add that would is skipped.
+    sheet as it was, and says so. With a `room` (characters: what a prompt shows of the sheet),
+    the edits that lengthen a bullet are undone while the sheet is longer than that
+    (`_undo_growth`), and an add that would make it so is skipped.
 
     >>> sheet, [why] = updated("[1] a", '{"operations": [{"op": "add", "text": "bcd"}]}', room=10)
     >>> sheet, why.split(":")[0]
