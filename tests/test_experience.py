@@ -749,3 +749,64 @@ def test_exemplars_show_at_most_16_shots_as_self_streamicl_does(tmp_path: Path) 
     last = "\n".join(str(m.content) for m in model.prompts[-1])
     shown = [n for n in range(18) if f"solution{n:02}" in last]
     assert len(stored(tmp_path / "run")) == 19 and len(shown) == 16
+
+
+def test_a_long_cheatsheet_leaves_room_for_the_tasks_own_reflection(tmp_path: Path) -> None:
+    """`reflexion+cheatsheet`: each kind of memory has its own share of --memory-tokens, so a
+    sheet that fills the bound alone is cut beside the task's reflection, and the reflection is
+    shown whole (a sheet over the bound took all the room, and the retry was shown nothing new)."""
+    tip = "Write every listed word exactly as it is spelled in the task, then check the list."
+    plan = "I left out stone. Plan: use stone."
+    replies = ["apple river", ops({"op": "add", "text": tip}), "cloud", plan, "cloud stone"]
+    replies.append(ops({"op": "remove", "bullet": 1}))
+    _, prompts, _ = stream(
+        tmp_path, "reflexion+cheatsheet", replies, curation="json", memory_tokens=25
+    )
+    assert f"[1] {tip}" in prompts[2]  # alone, the sheet is shown whole
+    assert plan in prompts[4] and f"[1] {tip[:40]}" in prompts[4]
+
+
+@pytest.mark.parametrize("curation", ["json", "text"])
+def test_the_cheatsheet_never_grows_past_what_a_prompt_shows_of_it(
+    tmp_path: Path, curation: str
+) -> None:
+    """A prompt shows --memory-tokens of the sheet (here 25: 100 characters), and new bullets go
+    at the end: a sheet written past that would have its newest bullets cut from every prompt,
+    unseen. The curator is told the room, and an add (or rewrite) that would pass it is not
+    made, and said."""
+    first = "List the words of the task in the order they are given there."
+    second = "Then write one sentence that holds every one of those words."
+    if curation == "json":
+        replies = [ops({"op": "add", "text": first}), ops({"op": "add", "text": second})]
+    else:
+        replies = [f"<sheet>[1] {first}</sheet>", f"<sheet>[1] {first}\n[2] {second}</sheet>"]
+    replies = ["apple river", replies[0], "cloud stone", replies[1]]
+    _, prompts, folder = stream(
+        tmp_path, "cheatsheet", replies, 1, curation=curation, memory_tokens=25
+    )
+    assert (
+        "Every prompt shows at most 100 characters of the cheatsheet, and it holds 0" in prompts[1]
+    )
+    assert "at most 100 characters of the cheatsheet, and it holds 65 now" in prompts[3]
+    [sheet] = [r for r in stored(folder) if r.kind == "cheatsheet"]
+    assert sheet.text == f"[1] {first}" and f"[1] {first}" in prompts[2]
+    said = steps(folder, "skipped" if curation == "json" else "unparsed")
+    assert [s["output"].split(":")[0] for s in said] == [
+        "skipped add, the sheet would pass the 100 characters a prompt shows"
+        if curation == "json"
+        else "the rewrite holds 130 characters, over the 100 a prompt shows"
+    ]
+
+
+def test_a_cheatsheet_edit_past_the_room_is_undone_and_a_removal_makes_room_for_an_add() -> None:
+    sheet = "[1] Use each word.\n[2] Check the list."  # 38 characters, of a room of 40
+    longer = {"op": "edit", "bullet": 1, "text": "Use each listed word once."}
+    after, skipped = cheatsheet.updated(sheet, ops(longer), room=40)
+    assert after == sheet and skipped == [
+        "skipped edit, the sheet would pass the 40 characters a prompt shows: " + str(longer)
+    ]
+    freed = ops({"op": "remove", "bullet": 2}, {"op": "add", "text": "Read it twice."})
+    assert cheatsheet.updated(sheet, freed, room=40) == (
+        "[1] Use each word.\n[2] Read it twice.",
+        [],
+    )

@@ -386,6 +386,19 @@ def test_skills_keep_a_verified_program_show_it_and_retire_it_when_reuse_keeps_f
     assert [c.before.votes for c in history if c.before] == [2, 1]
 
 
+def test_a_skill_is_found_by_the_question_of_the_task_it_solved(tmp_path: Path) -> None:
+    """A skill is keyed by its task's question, as exemplars and items are: its recall looks for
+    tasks like the one it solved, not for text like its program."""
+    from memory import ChromaMemory
+
+    solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
+    skills_stream(tmp_path, "2,seed=7", [solver, "Answer: 1 + 7 + 13 + 13"])
+    with ChromaMemory.open(tmp_path / "r" / "memory") as store:
+        [skill] = store.reflections()
+    [task] = Game24Env.from_spec("1,seed=7").tasks()
+    assert skill.key == task.lookup and solver not in skill.key
+
+
 def test_a_skill_whose_reuse_passes_gains_a_vote(tmp_path: Path) -> None:
     solver = "```python\nprint('3 * 6 + 3 + 3')\n```"
     adapted = "```python\nprint('(13 * 13 - 1) / 7')\n```"
@@ -459,6 +472,45 @@ def test_an_answer_has_room_for_a_program_under_the_code_protocol(
     env = Game24Env.from_spec(f"1,seed=7,protocol={protocol}")
     run(RunConfig(strategies=("single",), out=str(tmp_path / "r")), env=env, model=model)
     assert [b["max_tokens"] for b in model.bound] == [room]
+
+
+@pytest.mark.parametrize("strategy", ["cheatsheet", "insights", "bank"])
+def test_a_curator_is_shown_every_code_rounds_program_and_what_it_printed(
+    tmp_path: Path, strategy: str
+) -> None:
+    """Dynamic Cheatsheet's curator reads the whole exchange, every round's code and its output
+    (its `final_output`), with twice an answer's tokens: shown only the last reply ("Answer:
+    ..."), a curator cannot keep a solver. The program is shown whole, past the 1,500
+    characters an answer alone is cut to. A failed attempt first, then the solver's: every
+    design's curator is asked about the solved one (ExpeL's contrasts it with the failure)."""
+    notes = "".join(f"# step {i}: try each order and each operator\n" for i in range(50))
+    solver = f"```python\n{notes}print('3 * 6 + 3 + 3')\n```"
+    curator = json.dumps({"reason": "a solver", "operations": [], "items": []})
+    replies = ["Answer: 3 + 3 + 3 + 6", solver, "Answer: 3 * 6 + 3 + 3", curator]
+    model = schema_scripted(replies)
+    config = RunConfig(
+        strategies=(strategy,), out=str(tmp_path / "r"), code_rounds=1, order="stream"
+    )
+    [result] = run(config, env=Game24Env.from_spec("1,seed=7"), model=model)
+    assert result.final_passed and result.attempts == 2 and len(model.prompts) == 4
+    asked = "\n".join(str(m.content) for m in model.prompts[3])
+    assert len(solver) > 2000 and solver in asked
+    shown = asked.index(solver), asked.index("The program was run.\nIt printed:\n3 * 6 + 3 + 3")
+    assert shown[0] < shown[1] < asked.rindex("Answer: 3 * 6 + 3 + 3")
+    assert model.bound[3]["max_tokens"] == 2048
+
+
+def test_proactive_gets_the_code_rounds_and_the_room_of_any_answer(tmp_path: Path) -> None:
+    """Its prompt says the program will be run, so under the code protocol `proactive` answers
+    as `single` does: its program runs, it sees what it printed, and each reply gets the code
+    roles' 1,024 tokens."""
+    printing = "<think>\n```python\nprint('3 * 6 + 3 + 3')\n```\n</think>"
+    model = schema_scripted([printing, "<answer>Answer: 3 * 6 + 3 + 3</answer>"])
+    config = RunConfig(strategies=("proactive",), out=str(tmp_path / "r"), code_rounds=1)
+    [result] = run(config, env=Game24Env.from_spec("1,seed=7"), model=model)
+    assert result.final_passed and result.llm_calls == 2
+    assert "It printed:\n3 * 6 + 3 + 3" in "\n".join(str(m.content) for m in model.prompts[1])
+    assert [b["max_tokens"] for b in model.bound] == [1024, 1024]
 
 
 def test_a_final_answer_quoting_the_output_in_a_bare_fence_keeps_the_rounds_solver(

@@ -12,5 +12,8 @@ ROLE_TOKENS |= {"act": 24}  # one command of a rollout in an interactive env (te
 ROLE_TOKENS |= {"distill": 512, "propose": 768}
 # Under the code protocol (--code-rounds, an env that runs programs) an answer needs room for a
 # program: Dynamic Cheatsheet allows 2,048 tokens; at least 1,024 here, to keep a CPU run short.
-CODE_ROLES = ("generate", "refine", "correct")
+CODE_ROLES = ("generate", "refine", "correct", "propose")
 CODE_TOKENS = 1024
+# and a curator, who reads every round's program, twice an answer's room, as Dynamic Cheatsheet
+# gives its curator (room for a program of its own in the memory)
+CURATOR_CODE_TOKENS = 2 * CODE_TOKENS

@@ -36,7 +36,7 @@ from langchain_core.runnables import RunnableConfig
 
 from reflexion.actor import ROLE_TOKENS, prompts, structured
 from reflexion.actor.backoff import RetryPolicy
-from reflexion.actor.memory_text import Lesson, place
+from reflexion.actor.memory_text import CHARS_PER_TOKEN, Lesson, place
 from reflexion.core.lesson_records import Curation, Kind, Recalled, Reflection
 from reflexion.core.protocols import JsonSchemaModel, Prefilling
 from reflexion.core.records import Attempt, Call, Message, Task, Turn, alone_total
@@ -115,6 +115,11 @@ class ChatActor:
         self.code_rounds = code_rounds
         self.curator = curator  # writes the memory for other tasks (distill); None: `model`
         self.curation = curation  # json (held to the design's schema) or text (free lines)
+
+    @property
+    def memory_chars(self) -> int:
+        """The most memory text one prompt shows, in characters (see memory_text.place)."""
+        return self.memory_tokens * CHARS_PER_TOKEN
 
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         placed = place([r.reflection for r in lessons], self.memory_tokens)
@@ -210,7 +215,9 @@ class ChatActor:
         json the reply is held to the design's schema where the model's runtime allows, and
         there, unless --max-tokens sets `distill`, it gets room for the longest reply the schema
         admits (structured.reply_tokens: a cut reply is unparsed)."""
-        msgs = prompts.distill_messages(task, kind, attempts, board, self.curation)
+        msgs = prompts.distill_messages(
+            task, kind, attempts, board, self.curation, self.memory_chars
+        )
         asked, chat = LESSONS[kind].distill, self.curator or self.model
         if asked is None or self.curation != Curation.JSON:
             return await self._call("distill", msgs, None, model=self.curator)
@@ -222,9 +229,10 @@ class ChatActor:
 
     async def propose(self, task: Task, sample: int) -> Call:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's
-        format, prompted: reflexion.strategies.proactive reads it)."""
+        format, prompted: reflexion.strategies.proactive reads it). Under the code protocol its
+        program runs, as any answer's does (`_answer`): the task's prompt says it will."""
         msgs = prompts.proactive_messages(task)
-        call = await self._call("propose", msgs, self.sampling(sample))
+        call = await self._answer("propose", task, msgs, self.sampling(sample))
         return dataclasses.replace(call, sample=sample)
 
     async def reflect(self, task: Task, attempt: Attempt) -> Call:

@@ -21,8 +21,9 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from reflexion.actor import structured as structured_reflection
 from reflexion.actor.memory_text import Lesson, Placed, place
 from reflexion.core.lesson_records import Curation, Reflection
-from reflexion.core.records import Attempt, Task, Turn
+from reflexion.core.records import Attempt, Message, Task, Turn
 from reflexion.strategies import LESSONS, proactive
+from reflexion.strategies.learning import Request
 
 SYSTEM = "You are a careful problem solver. Answer the task completely."
 MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
@@ -30,6 +31,10 @@ MESSAGE_TYPES = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage
 GENERATE = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{task}{lessons}")])
 MEMORY_TOKENS = 800  # RunConfig.memory_tokens' default
 ANSWER_CHARS = 1500  # an attempt as a distill prompt shows it (its start and end): what it did
+# an answer reached through code rounds, as a distill prompt shows it: every round's program and
+# what it printed, then the answer (Dynamic Cheatsheet's curator reads all of its final_output);
+# about 1,500 tokens, so the request still fits the local model's 4,096-token context
+ROUNDS_CHARS = 6000
 
 # The feedback request sees the VISIBLE result of the last answer, never the held-out one.
 FEEDBACK_REQUEST = (
@@ -49,6 +54,7 @@ CORRECT_REQUEST = (
 )
 # The code protocol (ChatActor._answer): what the program printed, then the task's own request
 PROGRAM_RAN = "Your program was run.\n{printed}\n\nNow answer the task as it asks."
+ROUND_SHOWN = "{reply}\n\nThe program was run.\n{printed}"  # a code round, as a curator sees it
 REFLECT = ChatPromptTemplate.from_messages(
     [
         ("system", "You diagnose failed attempts so that the next attempt succeeds."),
@@ -149,10 +155,12 @@ def distill_messages(
     attempts: Sequence[Attempt],
     board: Sequence[Reflection],
     form: Curation = Curation.JSON,
+    room: int | None = None,
 ) -> list[BaseMessage]:
     """The distill prompt of the design whose lessons are of `kind` (its module holds the
     words): its system message, then its request around the attempts, each with the VISIBLE
-    verdict of its check; `form` json asks for its JSON object, text for free-text lines.
+    verdict of its check; `form` json asks for its JSON object, text for free-text lines;
+    with a `room` (the characters a prompt shows of memory), the design's line on it, if any.
 
     >>> from reflexion.core.records import Score
     >>> failed = Attempt(1, "x = 1", Score(0.0, False, "expected 2"))
@@ -166,6 +174,8 @@ def distill_messages(
         raise ValueError(msg)
     shown = "\n\n".join(_attempt(a, n) for n, a in enumerate(attempts, 1))
     asking = lessons.distill.request if form == Curation.JSON else lessons.distill.text
+    if room is not None and lessons.distill.room is not None:
+        asking = _with_room(asking, lessons.distill.room, room)
     context, asked = context_and_question(task)
     opened = attempts[-1].prompt[:1] if attempts else ()
     if not context or not opened or opened[0].role != "system":
@@ -179,10 +189,57 @@ def distill_messages(
     return [SystemMessage(opened[0].content), HumanMessage(words)]
 
 
+def _with_room(
+    asking: Request, line: Callable[[Sequence[Reflection], int], str], room: int
+) -> Request:
+    def request(
+        task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
+    ) -> str:
+        return f"{asking(task, shown, attempts, board)}\n{line(board, room)}"
+
+    return request
+
+
 def _attempt(attempt: Attempt, n: int) -> str:
     verdict = "passed the check" if attempt.score.solved else "failed the check"
     said = f": {attempt.score.feedback}" if attempt.score.feedback else ""
-    return f"Attempt {n} ({verdict}{said}):\n{ends(attempt.candidate, ANSWER_CHARS)}"
+    return f"Attempt {n} ({verdict}{said}):\n{shown_answer(attempt)}"
+
+
+def shown_answer(attempt: Attempt) -> str:
+    """An attempt as a curator sees it: the answer (its start and end), or, when it came through
+    code rounds (ChatActor._answer), every round's reply with what its program printed, then the
+    answer, within ROUNDS_CHARS: a curator shown only the last reply cannot keep the program.
+
+    >>> from reflexion.core.records import Message, Score
+    >>> ran = Message("human", PROGRAM_RAN.format(printed="It printed:\\n24"))
+    >>> rounds = (Message("human", "Make 24."), Message("ai", "print(4 * 6)"), ran)
+    >>> print(shown_answer(Attempt(1, "Answer: 4 * 6", Score(1.0, True), rounds)))
+    print(4 * 6)
+    <BLANKLINE>
+    The program was run.
+    It printed:
+    24
+    <BLANKLINE>
+    Answer: 4 * 6
+    """
+    rounds = code_rounds(attempt.prompt)
+    if not rounds:
+        return ends(attempt.candidate, ANSWER_CHARS)
+    shown = [ROUND_SHOWN.format(reply=reply, printed=printed) for reply, printed in rounds]
+    return ends("\n\n".join([*shown, attempt.candidate]), ROUNDS_CHARS)
+
+
+def code_rounds(prompt: Sequence[Message]) -> list[tuple[str, str]]:
+    """The code rounds in an answer's prompt: each reply that held a program, and what the
+    program printed (the message PROGRAM_RAN made of it)."""
+    head, tail = PROGRAM_RAN.split("{printed}")
+    rounds = []
+    for reply, ran in zip(prompt, prompt[1:], strict=False):
+        text = ran.content
+        if reply.role == "ai" and ran.role == "human" and text.startswith(head):
+            rounds.append((reply.content, text.removeprefix(head).removesuffix(tail)))
+    return rounds
 
 
 def ends(text: str, chars: int) -> str:

@@ -79,6 +79,11 @@ class RolloutActor:
         """How the chat actor asks a curator for memory (json or text)."""
         return self.actor.curation
 
+    @property
+    def memory_chars(self) -> int:
+        """The most memory text one step's prompt shows, in characters."""
+        return self.actor.memory_chars
+
     async def generate(self, task: Task, lessons: Sequence[Recalled], sample: int) -> Call:
         """A play with the lessons placed as in any prompt (reflexion.actor.memory_text): the
         boards after the system prompt, examples and notes before the goal, the task's own

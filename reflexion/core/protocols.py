@@ -224,9 +224,11 @@ class Distilling(Protocol):
     actor): one call, in the words of the design whose lessons are of `kind` (rule edits, a
     rewritten cheatsheet, distilled items). `board` is the current rules or sheet. `curation`:
     json (the reply is a JSON object, held to the design's schema where the model allows) or
-    text (free-text lines)."""
+    text (free-text lines). `memory_chars`: the most memory text one of its prompts shows, in
+    characters (--memory-tokens), so that a board is not written past what a prompt shows."""
 
     curation: Curation
+    memory_chars: int
 
     async def distill(
         self, task: Task, kind: Kind, attempts: Sequence[Attempt], board: Sequence[Reflection]

@@ -218,7 +218,8 @@ class RunConfig(Typed, Record):
         3,
         help="where the env runs a reply's program (game24): up to N times, run it in the "
         "sandbox, show the model what it printed and ask again, as Dynamic Cheatsheet runs "
-        "every arm; each round's tokens count; answers get at least 1,024 tokens (0: no rounds)",
+        "every arm; each round's tokens count; answers get at least 1,024 tokens, and a "
+        "curator, who is shown every round, 2,048 (0: no rounds)",
         parse=int,
         result=True,
         limits=(0, 10),

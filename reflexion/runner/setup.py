@@ -373,7 +373,7 @@ def _on_the_workers(seed: int) -> Actor:
 def _chat_actors(
     model: BaseChatModel, config: RunConfig, env: Env, curator: BaseChatModel | None = None
 ) -> Callable[[int], ChatActor]:
-    from reflexion.actor import CODE_ROLES, CODE_TOKENS
+    from reflexion.actor import CODE_ROLES, CODE_TOKENS, CURATOR_CODE_TOKENS
     from reflexion.actor.backoff import RetryPolicy
     from reflexion.actor.chat import CallCache, ChatActor
 
@@ -383,6 +383,7 @@ def _chat_actors(
     if isinstance(env, CodeRunningEnv) and env.programs and config.code_rounds > 0:
         programs = env.run_program
     room = {role: CODE_TOKENS for role in CODE_ROLES} if programs is not None else {}
+    room |= {"distill": CURATOR_CODE_TOKENS} if programs is not None else {}
     return lambda seed: ChatActor(
         model,
         temperature=config.temperature,

@@ -15,6 +15,11 @@ After each task the model updates the sheet from the task, its answer and the vi
   refused, and the sheet kept, when the reply holds no closed tag, is empty, or keeps less than
   half of a sheet longer than 200 characters (ACE calls that context collapse).
 
+The sheet never grows past what a prompt shows of it (--memory-tokens, in characters): the
+curator is told its room and what it holds, and an add or edit that would pass the room is
+skipped and said (a rewrite refused), so nothing the curator writes is cut from the prompt
+unseen. New bullets go at the end, so a sheet cut to fit would lose the newest first.
+
     >>> updated("[1] Try (a-b)*c.", '{"reason": "", "operations": [{"op": "add", '
     ...     '"text": "Write a solver."}]}')
     ('[1] Try (a-b)*c.\\n[2] Write a solver.', [])
@@ -89,6 +94,11 @@ MAX_OPS = 3  # delta operations per reply, as ExpeL's and ACE's curators make a 
 MAX_BULLETS = 20  # an add beyond is skipped: the sheet must stay small enough for every prompt
 BULLET_CHARS = 800  # room for a short program
 NO_OPERATIONS = "no JSON object of operations in the reply"  # unparsed, not skipped
+ROOM = (
+    "Every prompt shows at most {room} characters of the cheatsheet, and it holds {used} now. "
+    "A change that would make it longer is not made: to add when it is full, shorten or remove "
+    "bullets."
+)
 BULLET = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
 
 
@@ -135,7 +145,16 @@ def rendered(texts: Sequence[str]) -> str:
     return "\n".join(f"[{n}] {t}" for n, t in enumerate(texts, 1))
 
 
-def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
+def room_line(board: Sequence[Reflection], room: int) -> str:
+    """What the curator is told of the sheet's room (`room` characters: what a prompt shows).
+
+    >>> room_line([], 3200)[:60]
+    'Every prompt shows at most 3200 characters of the cheatsheet'
+    """
+    return ROOM.format(room=room, used=len(board[0].text) if board else 0)
+
+
+def updated(sheet: str, reply: str, room: int | None = None) -> tuple[str, list[str]]:
     """The sheet after a JSON reply's delta operations, and one line for each operation skipped.
 
     Bullets are named by the numbers the model saw: a removed bullet keeps its number until the
@@ -144,7 +163,13 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
     sheet: edits and removals are applied first (`_apply`), then an edit whose text another
     bullet holds is undone (`_undo_copies`), then the adds go at the end, each skipped if the
     sheet already holds its text (`_append_adds`). A reply that would leave no bullet leaves the
-    sheet as it was, and says so.
+    sheet as it was, and says so. With a `room` (characters: what a prompt shows of the sheet),
+    the edits that lengthen a bullet are undone while the sheet is longer than that
+    (`_undo_growth`), and an add that would make it so is skipped.
+
+    >>> sheet, [why] = updated("[1] a", '{"operations": [{"op": "add", "text": "bcd"}]}', room=10)
+    >>> sheet, why.split(":")[0]
+    ('[1] a', 'skipped add, the sheet would pass the 10 characters a prompt shows')
     """
     data = json_object(reply)
     ops = data.get("operations") if data is not None else None
@@ -157,8 +182,10 @@ def updated(sheet: str, reply: str) -> tuple[str, list[str]]:
         f"skipped, beyond the {MAX_OPS} operations of a reply: {op}"[:200] for op in ops[MAX_OPS:]
     ]
     skipped += _undo_copies(texts, before, edits)
+    if room is not None:
+        skipped += _undo_growth(texts, before, edits, room)
     kept = [t for t in texts if t is not None]
-    skipped += _append_adds(kept, adds)
+    skipped += _append_adds(kept, adds, room)
     if not kept and sheet.strip():  # a sheet is never emptied: it stays, and the trace says so
         return sheet, [*skipped, "skipped the reply's edits: they would leave the sheet empty"]
     return rendered(kept), skipped
@@ -225,18 +252,40 @@ def _undo_copies(
         undone.append(f"skipped edit, a bullet already there: {edits[i]}"[:200])
 
 
-def _append_adds(kept: list[str], adds: list[tuple[str, object]]) -> list[str]:
+def _undo_growth(
+    texts: list[str | None], before: list[str | None], edits: dict[int, object], room: int
+) -> list[str]:
+    """Undo, in `texts`, the edits that lengthened a bullet, the highest-numbered first, while
+    the sheet is longer than `room`, and return one line for each."""
+    undone: list[str] = []
+    longer = [i for i in edits if len(texts[i] or "") > len(before[i] or "")]
+    while longer and len(rendered([t for t in texts if t is not None])) > room:
+        i = longer.pop()
+        texts[i] = before[i]
+        undone.append(f"skipped edit, {_over(room)}: {edits[i]}"[:200])
+    return undone
+
+
+def _append_adds(
+    kept: list[str], adds: list[tuple[str, object]], room: int | None = None
+) -> list[str]:
     """Append the adds to `kept`, in the reply's order, and return one line for each one skipped:
-    its text already on the sheet, or the sheet full."""
+    its text already on the sheet, the sheet full, or (with a `room`) the sheet too long with it."""
     skipped = []
     for text, op in adds:
         if text in kept:
             skipped.append(f"skipped add, a bullet already there: {op}"[:200])
         elif len(kept) >= MAX_BULLETS:
             skipped.append(f"skipped add, the sheet holds {MAX_BULLETS} bullets: {op}"[:200])
+        elif room is not None and len(rendered([*kept, text])) > room:
+            skipped.append(f"skipped add, {_over(room)}: {op}"[:200])
         else:
             kept.append(text)
     return skipped
+
+
+def _over(room: int) -> str:
+    return f"the sheet would pass the {room} characters a prompt shows"
 
 
 def _why(name: object, text: str, seen: bool) -> str:
@@ -249,8 +298,9 @@ def _why(name: object, text: str, seen: bool) -> str:
     return "removed earlier in the reply" if seen else "no such bullet"
 
 
-def new_sheet(reply: str, old: str) -> tuple[str, str]:
-    """The new sheet from a free-text reply (--curation text), or "" and why it was refused."""
+def new_sheet(reply: str, old: str, room: int | None = None) -> tuple[str, str]:
+    """The new sheet from a free-text reply (--curation text), or "" and why it was refused
+    (with a `room`: also a sheet longer than what a prompt shows of it)."""
     found = SHEET.findall(reply)
     if not found:
         return "", "no <sheet>...</sheet> in the reply"
@@ -259,6 +309,8 @@ def new_sheet(reply: str, old: str) -> tuple[str, str]:
         return "", "an empty sheet"
     if len(old) > LONG and len(text) < KEEP * len(old):
         return "", f"the rewrite keeps {len(text)} of {len(old)} characters"
+    if room is not None and len(text) > room:
+        return "", f"the rewrite holds {len(text)} characters, over the {room} a prompt shows"
     return text, ""
 
 
@@ -273,13 +325,13 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     call = await trial.ask(
         trial.actor.distill(trial.task, Kind.CHEATSHEET, attempts[-1:], board), episode
     )
-    old = board[0].text if board else ""
+    old, room = (board[0].text if board else ""), trial.actor.memory_chars
     skipped: list[str] = []
     if trial.actor.curation == Curation.JSON:
-        text, skipped = updated(old, call.output)
+        text, skipped = updated(old, call.output, room)
         refused = skipped.pop() if skipped == [NO_OPERATIONS] else ""
     else:
-        text, refused = new_sheet(call.output, old)
+        text, refused = new_sheet(call.output, old, room)
     if refused:
         trial.note(episode, "unparsed", refused, {"kind": Kind.CHEATSHEET})
     if skipped:  # a reply read, some of its operations not applied
@@ -294,7 +346,9 @@ SHEETS = Lessons(
     HEADER,
     place="system",
     body=the_sheet,
-    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST.format(words=WORDS))),
+    distill=Distill(
+        SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST.format(words=WORDS)), room_line
+    ),
     board=BOARD,
 )
 DESIGN = Design(SHEETS, shown, learn)

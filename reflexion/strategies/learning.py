@@ -56,6 +56,9 @@ class Distill:
     request: Request
     schema: Callable[[Sequence[Reflection]], dict[str, Any]]  # of the board the curator sees
     text: Request
+    # a line after either request on the board's room (the characters a prompt shows of it),
+    # for a board that grows until it is cut (the cheatsheet); None: no line
+    room: Callable[[Sequence[Reflection], int], str] | None = None
 
 
 def reason_and(name: str, items: Sequence[dict[str, Any]], most: int) -> dict[str, Any]:

@@ -17,7 +17,8 @@ under --order stream, as every board's do.
 
 What differs from the papers: Voyager's skills are written for an embodied agent by GPT-4 and
 described by the model before they are stored; here the program is kept as the model wrote it,
-keyed by the task it solved, and nothing is asked of the model to store it.
+found by the question of the task it solved (`Task.lookup`), and nothing is asked of the model
+to store it.
 
     >>> program_of("Try:\\n```python\\nprint(6 * 4)\\n```\\nAnswer: 6 * 4")
     'print(6 * 4)'
@@ -116,7 +117,7 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
     for program in programs:
         if (await trial.verify(fenced(program), solved.episode)).solved:
             text = skill_text(trial.task.lookup, program)
-            await trial.keep(Kind.SKILL, text, solved, rules=RULES)
+            await trial.keep(Kind.SKILL, text, solved, key=trial.task.lookup, rules=RULES)
             return
     if programs:
         n = len(programs)
