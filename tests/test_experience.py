@@ -119,7 +119,7 @@ def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) ->
     item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
     _, prompts, folder = stream(tmp_path, "bank", ["apple", item, "cloud stone", "nothing"], 1)
     assert "failed the check. Consider why, and what would prevent" in prompts[1]  # a lesson
-    assert "nothing that belongs to this task alone" in prompts[1]  # kept general, as the paper
+    assert "Do not embed specific names, queries, or literal string" in prompts[1]  # as theirs
     assert "Notes from the most similar earlier task" in prompts[2]
     assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
     kinds = sorted(r.kind for r in stored(folder))
@@ -162,6 +162,46 @@ def test_bank_scaled_words_its_comparison_for_none_some_and_all_passed() -> None
     one = asked(bad)  # one attempt: bank's own request, word for word
     assert "The attempt above failed the check" in one and "why the attempt passed" in one
     assert "attempts above" not in one
+
+
+def test_bank_asks_in_reasoningbanks_words_for_up_to_three_items() -> None:
+    """ReasoningBank's single-trajectory prompts (memory_instruction.py): at most 3 items, no
+    repeats, concrete procedures (a failure's: recovery procedures), none of the task's names,
+    queries or strings; they ban no code, and neither does this."""
+    task = Task("t", "Write one sentence using the words: apple, river.")
+    worked = [Attempt(1, "apple river", Score(1.0, True, "all words used"))]
+    failed = [Attempt(1, "apple", Score(0.5, False, "missing words: river"))]
+    for words in (bank.JSON_REQUEST, bank.REQUEST):
+        success, failure = (bank.asking(words)(task, "", tried, []) for tried in (worked, failed))
+        for asked in (success, failure):
+            assert "Write at most 3 notes" in asked and "code" not in asked
+            assert "You must not repeat similar or overlapping notes." in asked
+            assert "Do not embed specific names, queries, or literal string contents" in asked
+        assert "Prefer concrete, actionable procedures over abstract principles." in success
+        assert "actionable recovery procedures over abstract principles." in failure
+    three = [{"title": t, "when": "words are listed", "do": "use them"} for t in "ABC"]
+    texts, bad = bank.json_items(json.dumps({"reason": "r", "items": three}))
+    assert [t[0] for t in texts] == ["A", "B", "C"] and bad == 0
+    assert bank.SCHEMA["properties"]["items"]["maxItems"] == 3
+
+
+def test_bank_samples_its_extraction_at_temperature_one_and_other_curators_stay_greedy() -> None:
+    """As ReasoningBank's induce_memory.py samples its items (temperature 1.0), with a seed of
+    its own so a rerun asks the same; a rule's curator is still greedy."""
+    import asyncio
+
+    from reflexion.actor.chat import ChatActor
+    from reflexion.core.lesson_records import Kind
+
+    model = schema_scripted([items("A"), ops({"op": "add", "text": "Check."}), "TITLE: A"])
+    task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
+    asyncio.run(ChatActor(model, seed=2).distill(task, Kind.ITEM, [failed], []))
+    asyncio.run(ChatActor(model, seed=2).distill(task, Kind.RULE, [failed], []))
+    asyncio.run(ChatActor(model, seed=2, curation="text").distill(task, Kind.ITEM, [failed], []))
+    item, rule, text = model.bound
+    assert (item["temperature"], item["seed"]) == (1.0, 2000) and "json_schema" in item
+    assert rule["temperature"] == 0.0 and "seed" not in rule
+    assert (text["temperature"], text["seed"]) == (1.0, 2000) and "json_schema" not in text
 
 
 def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:

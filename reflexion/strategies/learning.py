@@ -50,12 +50,14 @@ class Distill:
     attempts, each with the verdict of its check) goes into, in two forms: `request` asks for a
     JSON object that `schema` holds the reply to (--curation json, the default: a short reason
     first, then bounded operations); `text` asks for free-text lines (--curation text, to
-    compare what the schema changes)."""
+    compare what the schema changes). `temperature`: the curator's sampling (None: greedy, as
+    every other call that writes memory), with a seed of its own."""
 
     system: str
     request: Request
     schema: Callable[[Sequence[Reflection]], dict[str, Any]]  # of the board the curator sees
     text: Request
+    temperature: float | None = None
 
 
 def reason_and(name: str, items: Sequence[dict[str, Any]], most: int) -> dict[str, Any]:
