@@ -20,7 +20,7 @@ from running import RunConfig, run
 from memory import ChromaMemory
 from reflexion.core.lesson_records import Kind, Reflection
 
-DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 2 notes")
+DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 3 notes")
 LONG_SHEET = "Use every listed word, each spelled as the task spells it. " * 5
 KEPT = f"the rewrite keeps 14 of {len(LONG_SHEET.strip())} characters"  # under half: refused
 

@@ -79,7 +79,7 @@ def reply_to(prompt: str) -> str:
     told = TOLD.findall(prompt)
     lesson = f"Item answers: {', '.join(told)}." if told else "Answer with the code word."
     if "Reply with a JSON object" in prompt:
-        if "Write at most 2 notes" in prompt:
+        if "Write at most 3 notes" in prompt:
             item = {"title": "The answers", "when": "always", "do": lesson}
             return json.dumps({"reason": "what the check said", "items": [item]})
         add = {"op": "add", "text": lesson}

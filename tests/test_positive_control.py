@@ -97,7 +97,7 @@ def reply_to(prompt: str) -> str:
     learned = RULE in prompt  # the curator or reflection was shown the feedback
     if "Reply with a JSON object" in prompt:
         text = LESSON if learned else "Answer with the code word."
-        if "Write at most 2 notes" in prompt:
+        if "Write at most 3 notes" in prompt:
             item = {"title": "The ending", "when": "always", "do": text}
             return json.dumps({"reason": "what the check said", "items": [item]})
         if f"1. {LESSON}" in prompt:  # the rule is on the list already

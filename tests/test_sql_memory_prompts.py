@@ -79,7 +79,7 @@ def test_a_curator_over_one_database_opens_as_the_answer_did(tmp_path: Path) -> 
     assert answer is not None
 
     def reply(prompt: str) -> str:
-        if "Write at most 2 notes" in prompt:
+        if "Write at most 3 notes" in prompt:
             items = [{"title": "Cents", "when": "money", "do": "Divide cents by 100."}]
             return json.dumps({"reason": "it ran", "items": items})
         return answer(prompt)

@@ -84,6 +84,13 @@ STRATEGIES: dict[str, Strategy] = {
             curated="board",
         ),
         Strategy(
+            "expel",
+            insights.expel,
+            RUN_MEMORY,
+            help="insights' rules, with the most similar solved tasks as examples (ExpeL)",
+            curated="board",
+        ),
+        Strategy(
             "cheatsheet",
             cheatsheet.run,
             RUN_MEMORY,
