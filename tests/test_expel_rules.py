@@ -113,7 +113,7 @@ def test_successes_are_critiqued_eight_at_a_time_in_the_order_they_came(tmp_path
         shown = [i for i in range(17) if f"solution{i:02}" in chunk]
         assert shown == list(range(first, first + 8))
         assert chunk.index(f"solution{first:02}") < chunk.index(f"solution{first + 7:02}")
-        assert "Success 8:" in chunk and "Success 9:" not in chunk
+        assert "Attempt 8 (passed the check)" in chunk and "Attempt 9" not in chunk
     assert "1. Rule one." in prompts[9] and "Rule one." not in prompts[7]
     assert "Rule two." in prompts[-1]
     kinds = sorted(r.kind for r in stored(tmp_path / "run"))
@@ -156,7 +156,7 @@ def test_a_run_killed_before_its_chunk_asks_the_chunk_on_resume(tmp_path: Path) 
     assert steps(cut, "distill") == []  # cut before the chunk was asked
     done = crash_run(cut, data)
     assert done.returncode == 0, done.stderr
-    asked = [s for s in steps(cut, "distill") if "Success 8:" in s["prompt"][-1]["content"]]
+    asked = [s for s in steps(cut, "distill") if "Attempt 8 (passed" in s["prompt"][-1]["content"]]
     assert len(asked) == 1 and len(steps(clean, "distill")) == 1
 
     def lessons(folder: Path) -> list[tuple]:

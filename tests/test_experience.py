@@ -383,23 +383,24 @@ def test_a_strategy_of_your_own_keeps_and_recalls_a_kind_of_its_own(tmp_path: Pa
 
 
 def test_insights_asks_a_pair_to_compare_and_a_chunk_of_successes_to_critique() -> None:
-    """ExpeL's two critiques: a failure against the success of the same task, and, with no
-    attempts, the successes of several tasks (the chunk's text is the task's prompt)."""
+    """ExpeL's two critiques: a failure against the success of the same task, and the successes
+    of several tasks, each shown with its own task (not the asking task's prompt)."""
     from reflexion.core.records import Attempt, Score, Task
     from reflexion.strategies import insights
 
     task = Task("k0", "Use the word apple.")
     failed = Attempt(1, "pear", Score(0.0, False, "missing: apple"))
     solved = Attempt(2, "apple", Score(1.0, True, "all words used"))
-    chunk = Task("k0/successes", "Success 1:\nTask:\nUse apple.\n\nSolution:\napple")
+    chunk = [Attempt(n, f"Task:\nt{n}\n\nSolution:\ns{n}", Score(1.0, True)) for n in (1, 2)]
     assert insights.RULES.distill is not None
     for request in (insights.RULES.distill.request, insights.RULES.distill.text):  # both forms
         pair = request(task, "(attempts)", [failed, solved], [])
-        successes = request(chunk, "", [], [])
+        successes = request(task, "(successes)", chunk, [])
         assert "Compare the failed attempt with the one that succeeded" in pair
         assert "Task:\nUse the word apple.\n\n(attempts)" in pair
         assert "Look at the successful attempts at the tasks above" in successes
-        assert "Success 1:\nTask:\nUse apple." in successes and "Compare" not in successes
+        assert "(successes)" in successes and "Compare" not in successes
+        assert "Use the word apple." not in successes
 
 
 def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:

@@ -34,7 +34,7 @@ TOLD = re.compile(r"the answer is ([0-9a-f]{6})")
 DESIGNS = {
     "reflexion": ("reflection", 2),
     "exemplars": ("exemplar", 1),
-    "insights": ("rule", 1),
+    "reflexion+insights": ("rule", 2),  # a rule compares a miss with the task's success
     "cheatsheet": ("cheatsheet", 1),
     "bank": ("item", 1),
     "skills": ("skill", 1),

@@ -35,13 +35,14 @@ rule not on the list, is skipped and said in the trace; it never changes the lis
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from reflexion.core.lesson_records import Board, BoardEdit, Kind, Recalled, Reflection
 from reflexion.core.protocols import Distilling, Trial
-from reflexion.core.records import Attempt, Task
+from reflexion.core.records import Attempt, Score, Task
 from reflexion.strategies.exemplars import exemplar_text
 from reflexion.strategies.learning import (
     Design,
@@ -126,28 +127,33 @@ def numbered(texts: Sequence[str]) -> str:
 
 
 def asking(words: str) -> Request:
-    """The request: a task and the pair of its attempts, or, with no attempts, a chunk of
-    successes (the chunk's text is the `task`'s prompt)."""
+    """The request: a task and a pair of its attempts, or a chunk of successes (all passed),
+    each attempt holding its own task."""
 
     def request(
         task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> str:
         rules = numbered([r.text for r in board]) or "(none yet)"
         asked = words.format(opening=opening(attempts))
-        tried = f"Task:\n{task.prompt}\n\n{shown}" if attempts else task.prompt
+        tried = shown if successes(attempts) else f"Task:\n{task.prompt}\n\n{shown}"
         return f"Current rules:\n{rules}\n\n{tried}\n\n{asked}"
 
     return request
 
 
-def opening(attempts: Sequence[Attempt]) -> str:
-    """What to look at, as ExpeL's two critiques: a failure against the task's success, or,
-    with no attempts, the successes of several tasks.
+def successes(attempts: Sequence[Attempt]) -> bool:
+    """Whether `attempts` are a chunk of successes (a pair holds a failure)."""
+    return all(a.score.solved for a in attempts)
 
-    >>> opening([])
+
+def opening(attempts: Sequence[Attempt]) -> str:
+    """What to look at, as ExpeL's two critiques: a failure against the task's success, or the
+    successes of several tasks.
+
+    >>> opening([Attempt(1, "Task: ...", Score(1.0, True))])
     'Look at the successful attempts at the tasks above: what they share that made them work.'
     """
-    if not attempts:
+    if successes(attempts):
         return f"Look at the successful attempts at the tasks above: {SHARED}"
     return "Compare the failed attempt with the one that succeeded, above."
 
@@ -232,8 +238,11 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
         await curate(trial, trial.task, [failed, solved], failed.episode)
     chunk = await waiting(trial, kept, episode) if kept is not None else []
     if len(chunk) == CHUNK:
-        texts = "\n\n".join(f"Success {n}:\n{t}" for n, t in enumerate(chunk, 1))
-        await curate(trial, Task(f"{trial.task.id}/successes", texts), [], episode)
+        # each success an attempt holding its task; the last opens as this task's answer did,
+        # so that over a shared context (a schema) the request keeps the model's cached prefix
+        tried = [Attempt(n, text, Score(1.0, True)) for n, text in enumerate(chunk, 1)]
+        tried[-1] = dataclasses.replace(tried[-1], prompt=solved.prompt)
+        await curate(trial, trial.task, tried, episode)
 
 
 async def waiting(trial: Trial, kept: Reflection, episode: int) -> list[str]:
@@ -262,8 +271,8 @@ def same_writer(lesson: Reflection, kept: Reflection) -> bool:
 
 
 async def curate(trial: Trial, task: Task, attempts: list[Attempt], episode: int) -> None:
-    """One curator call about `attempts` of `task` (none: a chunk of successes), its edits
-    applied to the board as it stands now."""
+    """One curator call about `attempts` (a pair of `task`'s, or a chunk of successes), its
+    edits applied to the board as it stands now."""
     assert isinstance(trial.actor, Distilling)
     board = await trial.board(Kind.RULE, episode, BOARD)
     call = await trial.ask(trial.actor.distill(task, Kind.RULE, attempts, board), episode)
