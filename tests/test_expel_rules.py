@@ -13,11 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import KeywordEnv, scripted
 from running import RunConfig, run
 
 from envs.jsonl.env import JsonlEnv
 from memory import ChromaMemory
+from reflexion.cli import main
 from reflexion.core.lesson_records import Reflection
 
 TESTS = Path(__file__).parent
@@ -163,3 +165,22 @@ def test_a_run_killed_before_its_chunk_asks_the_chunk_on_resume(tmp_path: Path) 
         return sorted((r.kind, r.task_id, r.text, r.votes) for r in stored(folder))
 
     assert lessons(cut) == lessons(clean) and len(lessons(clean)) > 10  # a rule was written
+
+
+@pytest.mark.slow
+def test_expel_with_real_weights_critiques_its_first_8_successes_in_json(tmp_path: Path) -> None:
+    """SmolLM2-135M on 9 questions (any answer passes the visible check): after the 8th success
+    one curator call, its reply held to the rules' JSON schema by llama.cpp's grammar, then the
+    9th prompt holds the earlier successes as worked examples."""
+    data = tmp_path / "qa.jsonl"
+    questions(data, 9)
+    out = tmp_path / "run"
+    argv = ["compare", "--env", f"jsonl:{data}", "--strategies", "expel", "--episodes", "1"]
+    argv += ["--order", "stream", "--model", "smollm2-135m", "--embedder", "hash-64"]
+    argv += ["--max-tokens", "generate=16,distill=200", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    [asked] = steps(out, "distill")
+    assert "Attempt 8 (passed the check)" in asked["prompt"][-1]["content"]
+    assert asked["output"].lstrip().startswith("{")  # held to the schema
+    generated = steps(out, "generate")
+    assert len(generated) == 9 and "Solved examples" in generated[-1]["prompt"][-1]["content"]

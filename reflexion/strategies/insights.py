@@ -248,7 +248,9 @@ async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
 async def waiting(trial: Trial, kept: Reflection, episode: int) -> list[str]:
     """The chunk that `kept` (this task's success) completes: the texts of this run's last
     `CHUNK` successes, oldest first, when this run has kept a multiple of `CHUNK`; else none.
-    Counted from the memory (this run, strategy and seed), so a resume counts the same."""
+    Counted from the memory (this run, strategy and seed), so a resume counts the same; the
+    recall shows no prompt anything (its trace step holds no hits: `memory audit` reruns an
+    episode with its hits)."""
     picked: list[str] = []
 
     def success_chunk(hits: list[Recalled]) -> list[Recalled]:
@@ -256,11 +258,10 @@ async def waiting(trial: Trial, kept: Reflection, episode: int) -> list[str]:
             (h for h in hits if same_writer(h.reflection, kept) and h.reflection.id != kept.id),
             key=lambda h: (h.reflection.created, h.reflection.id),
         )
-        if (len(mine) + 1) % CHUNK:
-            return []
-        chunk = mine[len(mine) + 1 - CHUNK :]
-        picked.extend([h.reflection.text for h in chunk] + [kept.text])
-        return chunk
+        if (len(mine) + 1) % CHUNK == 0:
+            picked.extend([h.reflection.text for h in mine[len(mine) + 1 - CHUNK :]])
+            picked.append(kept.text)
+        return []
 
     await trial.recall(episode, Kind.EXEMPLAR, EVERY, success_chunk)
     return picked
