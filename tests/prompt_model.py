@@ -73,7 +73,7 @@ def reply_to(prompt: str) -> str:
         if h % 5 == 0:
             return "I would rather not rewrite it."  # no <sheet>: refused, the sheet kept
         return f"<sheet>{old}\n- tip {h % 97}: list the words first. {marks}</sheet>"
-    if "Write at most 2 notes" in prompt:
+    if "Write at most 3 notes" in prompt:
         second = f"\nTITLE: Second {h % 3}\nWHEN: always\nDO: check again. {marks}" * (h % 2)
         return f"TITLE: Words {h % 4}\nWHEN: a task lists words\nDO: use each. {marks}" + second
     if "concrete plan" in prompt:
@@ -87,7 +87,7 @@ def _json_reply(prompt: str, h: int, marks: str) -> str:
     empty = "(none yet)" in prompt or "Current cheatsheet:\n(empty)" in prompt
     if h % 7 == 0 and not empty:
         return "I would rather not change anything."  # unparsed: nothing changes
-    if "Write at most 2 notes" in prompt:
+    if "Write at most 3 notes" in prompt:
         first = {"title": f"Words {h % 4}", "when": "a list", "do": f"use each {marks}"}
         items = [first]
         items += [{"title": "Second", "when": "always", "do": f"check again {marks}"}] * (h % 2)
@@ -196,3 +196,9 @@ def words_with_programs() -> WordsEnv:
     """The eight keyword tasks, each allowing a program (`--env python:prompt_model:
     words_with_programs`): the model writes one, so `skills` has programs to keep."""
     return WordsEnv(programs=True)
+
+
+def twenty_words() -> WordsEnv:
+    """Twenty keyword tasks (`--env python:prompt_model:twenty_words`; the word pairs repeat
+    after ten): a stream long enough for `insights`' chunks of 8 successes and more pairs."""
+    return WordsEnv(20)

@@ -43,7 +43,7 @@ def probes(report: str) -> list[tuple[str, str]]:
     ("strategy", "kinds"),
     [
         ("reflexion+cheatsheet", {"cheatsheet", "reflection"}),
-        ("insights", {"rule"}),
+        ("reflexion+insights", {"rule", "reflection"}),  # insights: a pair after a retry
         ("bank", {"item"}),
         ("exemplars", {"exemplar"}),
     ],
@@ -81,7 +81,14 @@ def test_why_explains_each_kind_among_its_own_kind(
     for s in steps:
         if s["kind"] == "recall" and s["data"]["hits"]:
             found.setdefault((s["task_id"], s["episode"]), set()).add(s["data"].get("kind"))
-    task, episode = next(key for key, seen in found.items() if seen == {"item", None})
+    # ... and whose items' recall left another task's items out (which episodes do depends on
+    # the replies, a hash of each prompt)
+    left = {
+        (s["task_id"], s["episode"])
+        for s in steps
+        if s["kind"] == "recall" and s["data"].get("kind") == "item" and s["data"].get("left_out")
+    }
+    task, episode = next(k for k, seen in found.items() if seen == {"item", None} and k in left)
     why = out_of(["memory", "why", str(run), task, str(episode)], capsys)
     items, reflections = why.split("\n\n")[:2]
     assert "item lessons: k=20, then nearest_task, scope global" in items  # one task's items
@@ -158,9 +165,10 @@ def test_a_rule_no_longer_stored_is_probed_but_not_counted(
     """A rule gone from the store since (dropped at 0 votes, or forgotten) is rerun with the text
     the episode saw, and its effect is counted nowhere."""
     run = tmp_path / "run"
-    assert main([*RUN, "--strategies", "insights", "--out", str(run)]) == 0
+    assert main([*RUN, "--strategies", "reflexion+insights", "--out", str(run)]) == 0
     steps = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
-    shown = [h["id"] for s in steps if s["kind"] == "recall" for h in s["data"]["hits"]]
+    boards = [s for s in steps if s["kind"] == "recall" and s["data"].get("board")]
+    shown = [h["id"] for s in boards for h in s["data"]["hits"]]
     gone = shown[0]
     assert main(["memory", "forget", str(run), gone, "--why", "test"]) == 0
     report = out_of(["memory", "audit", str(run), "--sample", "500"], capsys)

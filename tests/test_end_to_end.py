@@ -110,7 +110,9 @@ def test_the_designs_that_distill_run_a_stream_with_real_weights(tmp_path: Path,
     assert len(results) == 7 * 4 and all(r.attempts == 1 for r in results)
     steps = RunFolder(out).steps()
     asked = [s for s in steps if s.kind == "distill"]
-    assert {s.strategy for s in asked} == {"insights", "cheatsheet", "bank"}
+    # insights asks about a failure only once its task succeeds, and about successes 8 at a
+    # time: none here (tests/test_expel_rules.py runs its curator with these weights)
+    assert {s.strategy for s in asked} == {"cheatsheet", "bank"}
     assert all(s.output.lstrip().startswith("{") for s in asked)  # held to the schema
     assert any(json_object(s.output) for s in asked)  # at least one closed within its tokens
     assert any(s.kind == "refined" for s in steps if s.strategy == "proactive")  # counted

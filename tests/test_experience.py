@@ -119,7 +119,7 @@ def test_bank_distills_items_from_a_failure_for_the_next_task(tmp_path: Path) ->
     item = "TITLE: All the words\nWHEN: a task lists words\nDO: use each one."
     _, prompts, folder = stream(tmp_path, "bank", ["apple", item, "cloud stone", "nothing"], 1)
     assert "failed the check. Consider why, and what would prevent" in prompts[1]  # a lesson
-    assert "nothing that belongs to this task alone" in prompts[1]  # kept general, as the paper
+    assert "Do not embed specific names, queries, or literal string" in prompts[1]  # as theirs
     assert "Notes from the most similar earlier task" in prompts[2]
     assert "All the words. When: a task lists words. Do: use each one." in prompts[2]
     kinds = sorted(r.kind for r in stored(folder))
@@ -162,6 +162,46 @@ def test_bank_scaled_words_its_comparison_for_none_some_and_all_passed() -> None
     one = asked(bad)  # one attempt: bank's own request, word for word
     assert "The attempt above failed the check" in one and "why the attempt passed" in one
     assert "attempts above" not in one
+
+
+def test_bank_asks_in_reasoningbanks_words_for_up_to_three_items() -> None:
+    """ReasoningBank's single-trajectory prompts (memory_instruction.py): at most 3 items, no
+    repeats, concrete procedures (a failure's: recovery procedures), none of the task's names,
+    queries or strings; they ban no code, and neither does this."""
+    task = Task("t", "Write one sentence using the words: apple, river.")
+    worked = [Attempt(1, "apple river", Score(1.0, True, "all words used"))]
+    failed = [Attempt(1, "apple", Score(0.5, False, "missing words: river"))]
+    for words in (bank.JSON_REQUEST, bank.REQUEST):
+        success, failure = (bank.asking(words)(task, "", tried, []) for tried in (worked, failed))
+        for asked in (success, failure):
+            assert "Write at most 3 notes" in asked and "code" not in asked
+            assert "You must not repeat similar or overlapping notes." in asked
+            assert "Do not embed specific names, queries, or literal string contents" in asked
+        assert "Prefer concrete, actionable procedures over abstract principles." in success
+        assert "actionable recovery procedures over abstract principles." in failure
+    three = [{"title": t, "when": "words are listed", "do": "use them"} for t in "ABC"]
+    texts, bad = bank.json_items(json.dumps({"reason": "r", "items": three}))
+    assert [t[0] for t in texts] == ["A", "B", "C"] and bad == 0
+    assert bank.SCHEMA["properties"]["items"]["maxItems"] == 3
+
+
+def test_bank_samples_its_extraction_at_temperature_one_and_other_curators_stay_greedy() -> None:
+    """As ReasoningBank's induce_memory.py samples its items (temperature 1.0), with a seed of
+    its own so a rerun asks the same; a rule's curator is still greedy."""
+    import asyncio
+
+    from reflexion.actor.chat import ChatActor
+    from reflexion.core.lesson_records import Kind
+
+    model = schema_scripted([items("A"), ops({"op": "add", "text": "Check."}), "TITLE: A"])
+    task, failed = Task("k0", "Use apple."), Attempt(1, "pear", Score(0.0, False, "no apple"))
+    asyncio.run(ChatActor(model, seed=2).distill(task, Kind.ITEM, [failed], []))
+    asyncio.run(ChatActor(model, seed=2).distill(task, Kind.RULE, [failed], []))
+    asyncio.run(ChatActor(model, seed=2, curation="text").distill(task, Kind.ITEM, [failed], []))
+    item, rule, text = model.bound
+    assert (item["temperature"], item["seed"]) == (1.0, 2000) and "json_schema" in item
+    assert rule["temperature"] == 0.0 and "seed" not in rule
+    assert (text["temperature"], text["seed"]) == (1.0, 2000) and "json_schema" not in text
 
 
 def test_frozen_memory_recalls_but_stores_nothing(tmp_path: Path) -> None:
@@ -286,7 +326,7 @@ def test_inherited_rules_neither_fill_the_board_nor_change_and_credit_stays_froz
         lessons = {r.id: r for r in memory.reflections()}
         credit = memory.credits()
     assert all(lessons[r.id] == r for r in rules)  # another run's rules are not changed
-    [mine] = [r for r in lessons.values() if r.run_id != "old-run"]
+    [mine] = [r for r in lessons.values() if r.run_id != "old-run" and r.kind == "rule"]
     assert mine.text == "Use every listed word." and mine.votes == 2
     capsys.readouterr()
     assert main(["memory", "history", str(folder), mine.id]) == 0
@@ -342,23 +382,25 @@ def test_a_strategy_of_your_own_keeps_and_recalls_a_kind_of_its_own(tmp_path: Pa
     assert all(s["data"]["kind"] == "note" for s in recalls)
 
 
-def test_insights_contrasts_a_failure_with_its_success_and_asks_no_comparison_of_one() -> None:
-    """ExpeL contrasts a failure with a success of the same task; with one failed attempt there
-    is nothing to compare, and the curator is not asked to."""
+def test_insights_asks_a_pair_to_compare_and_a_chunk_of_successes_to_critique() -> None:
+    """ExpeL's two critiques: a failure against the success of the same task, and the successes
+    of several tasks, each shown with its own task (not the asking task's prompt)."""
     from reflexion.core.records import Attempt, Score, Task
     from reflexion.strategies import insights
 
     task = Task("k0", "Use the word apple.")
     failed = Attempt(1, "pear", Score(0.0, False, "missing: apple"))
     solved = Attempt(2, "apple", Score(1.0, True, "all words used"))
+    chunk = [Attempt(n, f"Task:\nt{n}\n\nSolution:\ns{n}", Score(1.0, True)) for n in (1, 2)]
     assert insights.RULES.distill is not None
     for request in (insights.RULES.distill.request, insights.RULES.distill.text):  # both forms
-        alone = request(task, "(attempts)", [failed], [])
         pair = request(task, "(attempts)", [failed, solved], [])
-        both_failed = request(task, "(attempts)", [failed, failed], [])
-        assert "Look at the failed attempt above." in alone and "Compare" not in alone
+        successes = request(task, "(successes)", chunk, [])
         assert "Compare the failed attempt with the one that succeeded" in pair
-        assert "Compare the attempts above." in both_failed
+        assert "Task:\nUse the word apple.\n\n(attempts)" in pair
+        assert "Look at the successful attempts at the tasks above" in successes
+        assert "(successes)" in successes and "Compare" not in successes
+        assert "Use the word apple." not in successes
 
 
 def test_exemplars_put_the_most_similar_shot_last_nearest_the_task() -> None:
@@ -553,18 +595,20 @@ def test_a_cheatsheet_operation_beyond_the_limit_is_said() -> None:
 
 
 def test_an_insights_operation_beyond_the_limit_is_said(tmp_path: Path) -> None:
-    """The same for `insights`: a free-text reply with four adds keeps three rules, and the
-    fourth is in the trace as skipped, so the reply does not count as taken in full."""
-    four = "\n".join(f"ADD: Rule {n}." for n in "ABCD")
-    _, _, folder = stream(tmp_path, "insights", ["apple", "apple river", four])
+    """The same for `insights`: a free-text reply with five adds keeps four rules (ExpeL asks
+    for at most 4 operations), and the fifth is in the trace as skipped, so the reply does not
+    count as taken in full."""
+    five = "\n".join(f"ADD: Rule {n}." for n in "ABCDE")
+    _, _, folder = stream(tmp_path, "insights", ["apple", "apple river", five])
     assert sorted(r.text for r in stored(folder) if r.kind == "rule") == [
         "Rule A.",
         "Rule B.",
         "Rule C.",
+        "Rule D.",
     ]
-    assert steps(folder, "unparsed") == []  # the reply parsed; its fourth edit was skipped
+    assert steps(folder, "unparsed") == []  # the reply parsed; its fifth edit was skipped
     assert [s["output"] for s in steps(folder, "skipped")] == [
-        "skipped, beyond the 3 operations of a reply: ADD: Rule D."
+        "skipped, beyond the 4 operations of a reply: ADD: Rule E."
     ]
 
 
@@ -666,6 +710,12 @@ def test_bank_over_a_window_memory_shows_the_newest_tasks_items(tmp_path: Path) 
     assert "Rhyme. When" in last and "Count words" not in last
 
 
+def solved_after_a_failure(first: str, second: str) -> list[str]:
+    """Both keyword tasks fail and then pass; `first` and `second` are the curator's replies
+    to the two comparisons."""
+    return ["apple", "apple river", first, "cloud", "cloud stone", second]
+
+
 def test_insights_does_not_add_a_near_copy_of_a_rule_on_its_list(tmp_path: Path) -> None:
     """The 1.5B curator re-adds its rule in new words; a near-copy (by the store's embedding
     model) is skipped and said, while a different rule in the same reply is added."""
@@ -674,7 +724,7 @@ def test_insights_does_not_add_a_near_copy_of_a_rule_on_its_list(tmp_path: Path)
         {"op": "add", "text": "Always use every word in the list."},  # 0.93 by hash-64
         {"op": "add", "text": "Check the spelling of each word before you answer."},
     )
-    _, _, folder = json_stream(tmp_path, "insights", ["apple", first, "cloud", again], episodes=1)
+    _, _, folder = json_stream(tmp_path, "insights", solved_after_a_failure(first, again))
     rules = sorted(r.text for r in stored(folder) if r.kind == "rule")
     assert rules == [
         "Check the spelling of each word before you answer.",
@@ -696,7 +746,7 @@ def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
         {"op": "add", "text": "Check the spelling of each word before you answer."},
     )
     again = ops({"op": "edit", "rule": 2, "text": "Always use every word in the list."})
-    _, _, folder = json_stream(tmp_path, "insights", ["apple", first, "cloud", again], episodes=1)
+    _, _, folder = json_stream(tmp_path, "insights", solved_after_a_failure(first, again))
     rules = {r.text: r.votes for r in stored(folder) if r.kind == "rule"}
     assert rules == {
         "Use every word in the list.": 3,
@@ -707,7 +757,10 @@ def test_insights_takes_an_edit_that_restates_another_rule_as_an_upvote_of_it(
     assert second.endswith(", 0.93)")  # the rule's history says why it gained the vote
     assert main(["report", str(folder)]) == 0  # and the report counts it apart
     writes = json.loads((folder / "comparison.json").read_text())["memory"]["writes"]
-    assert writes[0]["kinds"] == {"rule": {"added": 2, "upvoted (restated by an edit)": 1}}
+    assert writes[0]["kinds"] == {
+        "exemplar": {"kept": 2},  # the successes, waiting for a chunk to critique
+        "rule": {"added": 2, "upvoted (restated by an edit)": 1},
+    }
 
 
 @pytest.mark.slow
@@ -719,9 +772,9 @@ def test_insights_takes_a_rule_restated_with_a_final_period_as_an_upvote(tmp_pat
     other = "Check the spelling of each word before you answer."
     first = ops({"op": "add", "text": rule}, {"op": "add", "text": other})
     again = ops({"op": "edit", "rule": 2, "text": f"{rule}."})
-    replies = ["apple", first, "cloud", again]
+    replies = solved_after_a_failure(first, again)
     *_, folder = stream(
-        tmp_path, "insights", replies, 1, curation="json", embedder="all-MiniLM-L6-v2"
+        tmp_path, "insights", replies, 2, curation="json", embedder="all-MiniLM-L6-v2"
     )
     rules = {r.text: r.votes for r in stored(folder) if r.kind == "rule"}
     assert rules == {rule: 3, other: 2}

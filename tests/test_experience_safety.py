@@ -20,7 +20,7 @@ from running import RunConfig, run
 from memory import ChromaMemory
 from reflexion.core.lesson_records import Kind, Reflection
 
-DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 2 notes")
+DISTILL_ASKS = ("Change the rules so that", "Rewrite the whole cheatsheet", "Write at most 3 notes")
 LONG_SHEET = "Use every listed word, each spelled as the task spells it. " * 5
 KEPT = f"the rewrite keeps 14 of {len(LONG_SHEET.strip())} characters"  # under half: refused
 
@@ -138,7 +138,9 @@ class FailingDistill(PromptModel):
         return super()._generate(messages, *args, **kwargs)
 
 
-@pytest.mark.parametrize("strategy", ["insights", "cheatsheet", "bank"])
+# insights asks its curator about a failure once its task succeeds: with a model whose reply is
+# a function of its prompt, only a reflection makes the retry differ
+@pytest.mark.parametrize("strategy", ["reflexion+insights", "cheatsheet", "bank"])
 def test_a_distill_call_that_fails_changes_nothing_and_the_run_goes_on(
     tmp_path: Path, strategy: str
 ) -> None:
@@ -146,7 +148,9 @@ def test_a_distill_call_that_fails_changes_nothing_and_the_run_goes_on(
     results = [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines()]
     assert len(results) == 4  # every task ran
     assert any("the distill model is down" in e for r in results for e in r["errors"])
-    assert stored(folder) == [] and steps(folder, "revise") == []
+    curated = (Kind.RULE, Kind.CHEATSHEET, Kind.ITEM)  # reflections, exemplars: no curator
+    assert [r for r in stored(folder) if r.kind in curated] == []
+    assert steps(folder, "revise") == []
 
 
 def test_a_run_on_a_shared_store_rewrites_an_inherited_sheet_into_its_own(tmp_path: Path) -> None:

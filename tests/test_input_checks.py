@@ -30,11 +30,13 @@ def insights_run(tmp_path: Path, order: str) -> tuple[list[str], list[str]]:
 
     from reflexion import RunConfig, arun
 
-    # each task: one failed answer, then (if asked) a curator reply that adds one rule
+    # each task: a failed answer, then a passing one, then (in a stream, which asks) a curator
+    # reply that adds one rule
     rule = json.dumps({"reason": "r", "operations": [{"op": "add", "text": "Use every word."}]})
-    model = scripted(["apple", rule, "cloud", rule])
+    asked = [rule] if order == "stream" else []
+    model = scripted(["apple", "apple river", *asked, "cloud", "cloud stone", *asked])
     config = RunConfig(
-        env="keywords", strategies=("insights",), out=str(tmp_path / order), episodes=1,
+        env="keywords", strategies=("insights",), out=str(tmp_path / order), episodes=2,
         embedder="hash-64", order=order, concurrency=1,
     )  # fmt: skip
     echoed: list[str] = []

@@ -34,7 +34,7 @@ TOLD = re.compile(r"the answer is ([0-9a-f]{6})")
 DESIGNS = {
     "reflexion": ("reflection", 2),
     "exemplars": ("exemplar", 1),
-    "insights": ("rule", 1),
+    "reflexion+insights": ("rule", 2),  # a rule compares a miss with the task's success
     "cheatsheet": ("cheatsheet", 1),
     "bank": ("item", 1),
     "skills": ("skill", 1),
@@ -79,7 +79,7 @@ def reply_to(prompt: str) -> str:
     told = TOLD.findall(prompt)
     lesson = f"Item answers: {', '.join(told)}." if told else "Answer with the code word."
     if "Reply with a JSON object" in prompt:
-        if "Write at most 2 notes" in prompt:
+        if "Write at most 3 notes" in prompt:
             item = {"title": "The answers", "when": "always", "do": lesson}
             return json.dumps({"reason": "what the check said", "items": [item]})
         add = {"op": "add", "text": lesson}

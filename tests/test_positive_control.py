@@ -7,7 +7,8 @@ design's memory reaches the next prompt, and that the paired statistics see it.
 The tasks share one convention that the visible feedback states when an answer breaks it (end
 with "!!"). The model knows it only from its prompt: an exemplar, a rule, a sheet, an item, a
 skill or a reflection that carries it. Without one, it follows the convention by chance on 3
-tasks in 10 (a hash of the task), so exemplars and skills have successes to keep.
+tasks in 10 (a hash of the task), so exemplars and skills have successes to keep, and
+insights has successes to critique, 8 at a time.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def said(candidate: str) -> str:
 class ConventionModel(BaseChatModel):
     """Answers follow the convention when "!!" is anywhere in the prompt (only memory can put it
     there: no task states it), else by chance on 3 tasks in 10. Curators and reflections write
-    the lesson only when the feedback they are shown states the convention."""
+    the lesson only when the feedback they are shown states the convention, or, for insights'
+    chunk of successes, when the successes they are shown follow it."""
 
     @property
     def _llm_type(self) -> str:
@@ -94,10 +96,13 @@ class ConventionModel(BaseChatModel):
 
 
 def reply_to(prompt: str) -> str:
-    learned = RULE in prompt  # the curator or reflection was shown the feedback
+    # the curator or reflection was shown the feedback, or (insights' chunk) successes that
+    # all followed the convention
+    chunk = "Look at the successful attempts at the tasks above" in prompt
+    learned = RULE in prompt or (chunk and MARK in prompt)
     if "Reply with a JSON object" in prompt:
         text = LESSON if learned else "Answer with the code word."
-        if "Write at most 2 notes" in prompt:
+        if "Write at most 3 notes" in prompt:
             item = {"title": "The ending", "when": "always", "do": text}
             return json.dumps({"reason": "what the check said", "items": [item]})
         if f"1. {LESSON}" in prompt:  # the rule is on the list already

@@ -19,9 +19,9 @@ SCRIPT = ROOT / "scripts" / "curator.py"
 ENV, MODEL = "python:prompt_model:WordsEnv", "python:prompt_model:PromptModel"
 
 
-def replay(*args: str, model: str = MODEL) -> subprocess.CompletedProcess[str]:
+def replay(*args: str, model: str = MODEL, env: str = ENV) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(SCRIPT), "replay", "--env", ENV, *args]
+    command = [sys.executable, str(SCRIPT), "replay", "--env", env, *args]
     command += ["--model", model] if model else []  # none: the run's
     command += ["--embedder", "hash-64"]
     environ = os.environ | {"PYTHONPATH": path}
@@ -34,11 +34,25 @@ def script() -> ModuleType:
     return curator_replay
 
 
-def stream(out: Path, *more: str) -> str:
-    argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "insights"]
+# insights asks its curator about a task's failures once the task succeeds; with a model whose
+# reply is a function of its prompt, only reflexion's reflections make a retry differ
+PAIRS = "reflexion+insights"
+TWENTY = "python:prompt_model:twenty_words"
+CHUNK = "Look at the successful attempts at the tasks above"
+
+
+def stream(out: Path, *more: str, strategy: str = PAIRS, env: str = ENV) -> str:
+    argv = ["compare", "--env", env, "--model", MODEL, "--strategies", strategy]
     argv += ["--order", "stream", "--embedder", "hash-64", "--no-progress", "--out", str(out)]
     assert main([*argv, *more]) == 0
     return (out / "trace.jsonl").read_text()
+
+
+def requests(trace: str) -> tuple[int, int]:
+    """The curator requests of a trace: pairs of a failure and a success, chunks of successes."""
+    asked = [s for x in trace.splitlines() if (s := json.loads(x))["kind"] == "distill"]
+    chunks = sum(CHUNK in s["prompt"][-1]["content"] for s in asked)
+    return len(asked) - chunks, chunks
 
 
 def counts(stdout: str) -> tuple[int, ...]:
@@ -48,14 +62,15 @@ def counts(stdout: str) -> tuple[int, ...]:
     return tuple(map(int, board.groups() + rest.groups()))
 
 
-def test_every_request_is_rebuilt_and_the_check_agrees_with_the_board(tmp_path: Path) -> None:
+def test_every_pair_request_is_rebuilt_and_the_check_agrees_with_the_board(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    trace = stream(out, "--episodes", "1")
-    asked = sum(json.loads(x)["kind"] == "distill" for x in trace.splitlines())
-    assert asked > 2  # failed tasks asked the curator
-    done = replay(str(out), "--limit", "0")
+    trace = stream(out, "--episodes", "3", env=TWENTY)
+    asked, chunks = requests(trace)
+    assert asked > 2 and chunks == 2  # pairs of a failure and a success; 16 successes
+    done = replay(str(out), "--limit", "0", "--strategy", PAIRS, env=TWENTY)
     assert done.returncode == 0, done.stderr
-    assert f"{asked} requests replayed (0 rebuilt differently, left out)" in done.stdout
+    # a chunk's successes are not in its trial's attempts: it is not rebuilt
+    assert f"{asked} requests replayed ({chunks} rebuilt differently, left out)" in done.stdout
     board, n, then, agree, now = counts(done.stdout)
     assert n == asked and agree == n and then == board  # the check here is the board's
     assert 0 < board < n  # the scripted replies mix applied and refused operations
@@ -66,10 +81,10 @@ def test_every_request_is_rebuilt_and_the_check_agrees_with_the_board(tmp_path: 
 def test_a_request_after_several_attempts_is_rebuilt_too(tmp_path: Path) -> None:
     out = tmp_path / "run"
     trace = stream(out, "--episodes", "2")
-    asked = sum(json.loads(x)["kind"] == "distill" for x in trace.splitlines())
-    done = replay(str(out), "--limit", "0", model="")  # the run's model, from its config
+    asked, chunks = requests(trace)
+    done = replay(str(out), "--limit", "0", "--strategy", PAIRS, model="")  # the run's model
     assert done.returncode == 0, done.stderr
-    assert f"{asked} requests replayed (0 rebuilt differently, left out)" in done.stdout
+    assert f"{asked} requests replayed ({chunks} rebuilt differently, left out)" in done.stdout
     assert counts(done.stdout)[-1] == counts(done.stdout)[2]  # the same model: the same replies
 
 
@@ -118,7 +133,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out, text = tmp_path / "run", tmp_path / "text"
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "single"]
     assert main([*argv, "--episodes", "1", "--no-progress", "--out", str(out)]) == 0
-    stream(text, "--episodes", "1", "--curation", "text")
+    stream(text, "--episodes", "1", "--curation", "text", strategy="insights")
     sheet = tmp_path / "sheet"
     argv = ["compare", "--env", ENV, "--model", MODEL, "--strategies", "cheatsheet"]
     argv += ["--order", "stream", "--episodes", "1", "--no-progress", "--out", str(sheet)]

@@ -72,17 +72,16 @@ def test_the_memory_line_counts_lessons_by_kind_and_unparsed_replies(
 ) -> None:
     printed, memory, md = report(stream(tmp_path, "insights", INSIGHTS), capsys)
     # the first reply adds a rule (a chatter line unparsed), the second upvotes it and asks to
-    # edit a rule the board does not hold (unparsed too)
-    assert re.search(
-        r"insights  rule: 1 added, 1 upvoted\s+0\s+2\s+0 of 2 \(2 in part\)\n", printed
-    )
+    # edit a rule the board does not hold (unparsed too); each task's success is kept, to wait
+    # for a chunk of 8
+    lessons = r"exemplar: 2 kept; rule: 1 added, 1 upvoted"
+    assert re.search(rf"insights  {lessons}\s+0\s+2\s+0 of 2 \(2 in part\)\n", printed)
     [written] = memory["writes"]
-    assert written["kinds"] == {"rule": {"added": 1, "upvoted": 1}}
+    assert written["kinds"] == {"exemplar": {"kept": 2}, "rule": {"added": 1, "upvoted": 1}}
     assert (written["skipped"], written["unparsed"]) == (0, 2)
     assert (written["replies"], written["in_full"], written["in_part"]) == (2, 0, 2)
     assert (
-        "## Memory written" in md
-        and "| insights | rule: 1 added, 1 upvoted | 0 | 2 | 0 of 2 (2 in part) |" in md
+        "## Memory written" in md and f"| insights | {lessons} | 0 | 2 | 0 of 2 (2 in part) |" in md
     )
     assert "refined themselves" not in printed  # insights writes no <refine> answers
 
@@ -123,7 +122,8 @@ def test_the_memory_line_says_how_many_curator_replies_the_memory_took_in_full(
     printed, memory, md = report(stream(tmp_path, "insights", replies), capsys)
     [written] = memory["writes"]
     assert (written["replies"], written["in_full"], written["in_part"]) == (2, 1, 0)
-    assert re.search(r"insights  rule: 1 added\s+0\s+1\s+1 of 2 \(1 changed nothing\)\n", printed)
+    lessons = r"exemplar: 2 kept; rule: 1 added"
+    assert re.search(rf"insights  {lessons}\s+0\s+1\s+1 of 2 \(1 changed nothing\)\n", printed)
     assert "curator replies taken in full" in printed and "| 1 of 2 (1 changed nothing) |" in md
     exemplars = stream(tmp_path, "exemplars", ["apple river", "cloud stone"])
     assert re.search(r"exemplars  exemplar: 2 kept\s+0\s+0\s+-\n", report(exemplars, capsys)[0])

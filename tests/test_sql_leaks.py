@@ -25,7 +25,9 @@ from envs.sql.run import run_direct
 from memory import ChromaMemory
 from reflexion.core.runfolder import RunFolder
 
-DESIGNS = ("insights", "cheatsheet", "bank", "bank-scaled", "reflexion")
+# insights writes rules only from a task that succeeded: never on this stream, where every
+# answer is wrong; beside reflexion, its board and prompts are still read
+DESIGNS = ("reflexion+insights", "cheatsheet", "bank", "bank-scaled", "reflexion")
 FENCE = "`" * 3
 TAIL = 600  # the characters of a prompt the model copies
 

@@ -175,8 +175,9 @@ INSIGHTS = [
 
 @pytest.fixture(scope="module")
 def kinds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One run folder with a rule (insights, upvoted to 3 votes) and two exemplars (an arm
-    added to the folder afterwards), streamed over the keyword tasks by a scripted model."""
+    """One run folder with a rule (insights, upvoted to 3 votes) and four exemplars (insights'
+    successes, kept to wait for a chunk of 8, and an arm added to the folder afterwards),
+    streamed over the keyword tasks by a scripted model."""
     out = tmp_path_factory.mktemp("web") / "kinds"
     arms = [(("insights",), INSIGHTS), (("insights", "exemplars"), ["apple river", "cloud stone"])]
     for strategies, replies in arms:
@@ -202,10 +203,10 @@ def kinds_of(page: str) -> dict[str, str]:
 
 def test_the_memory_page_shows_each_lessons_kind_and_a_rules_votes(kinds_dir: Path) -> None:
     page = client(kinds_dir).get("/runs/kinds/memory").text
-    assert sorted(kinds_of(page).values()) == ["exemplar", "exemplar", "rule (3 votes)"]
+    assert sorted(kinds_of(page).values()) == ["exemplar"] * 4 + ["rule (3 votes)"]
     assert "<strong>all</strong>" in page
     assert '<a href="/runs/kinds/memory?kind=rule">rule (1)</a>' in page
-    assert '<a href="/runs/kinds/memory?kind=exemplar">exemplar (2)</a>' in page
+    assert '<a href="/runs/kinds/memory?kind=exemplar">exemplar (4)</a>' in page
     assert "kind=item" not in page  # no link to a kind the run never wrote
 
 
@@ -214,7 +215,7 @@ def test_the_memory_page_filters_by_kind(kinds_dir: Path) -> None:
     every = kinds_of(web.get("/runs/kinds/memory").text)
     rules = web.get("/runs/kinds/memory", params={"kind": "rule"}).text
     assert list(kinds_of(rules).values()) == ["rule (3 votes)"]
-    assert "1 lessons of kind rule (of 3) in" in rules and "<strong>rule (1)</strong>" in rules
+    assert "1 lessons of kind rule (of 5) in" in rules and "<strong>rule (1)</strong>" in rules
     exemplars = kinds_of(web.get("/runs/kinds/memory", params={"kind": "exemplar"}).text)
     assert set(exemplars) == {i for i, k in every.items() if k == "exemplar"}
     assert kinds_of(web.get("/runs/kinds/memory", params={"kind": "item"}).text) == {}
@@ -234,7 +235,7 @@ def test_the_run_page_shows_what_memory_cost_and_the_kinds_written(kinds_dir: Pa
     assert re.search(
         r"<td>insights</td><td>generate</td><td>\d+</td><td>\d+</td><td>\d+\.\d%", page
     )
-    assert "<td>insights</td><td>rule: 1 added, 1 upvoted</td>" in page
+    assert "<td>insights</td><td>exemplar: 2 kept; rule: 1 added, 1 upvoted</td>" in page
     assert "<td>exemplars</td><td>exemplar: 2 kept</td>" in page
     for kind in ("exemplar", "rule"):
         assert f'<a href="/runs/kinds/memory?kind={kind}">{kind}</a>' in page

@@ -193,7 +193,8 @@ def test_the_memory_kinds_add_up_to_the_lessons_shown(web: TestClient) -> None:
     page = web.get("/runs/dash/memory").text
     kinds = [int(n) for n in re.findall(r">(?:reflection|rule|exemplar) \((\d+)\)<", page)]
     total = re.search(r'<p class="counts">(\d+) lessons in 2 stores: (\d+) in .*?; (\d+) in', page)
-    assert total and len(kinds) == 2  # reflections and rules
+    # reflections, rules, and the exemplars insights keeps of its successes
+    assert total and len(kinds) == 3
     assert sum(kinds) == int(total[1]) == int(total[2]) + int(total[3])
     assert sum(page_counts(page).values()) == int(total[1])
     assert "Kinds (in all 2 stores)" in page

@@ -38,7 +38,7 @@ OTHER_ROLES = (
     "Reply with a JSON object",
     "Change the rules so that",
     "Rewrite the whole cheatsheet",
-    "Write at most 2 notes",
+    "Write at most 3 notes",
     "concrete plan",
 )
 

@@ -219,13 +219,16 @@ class ChatActor:
             task, kind, attempts, board, self.curation, self.memory_chars
         )
         asked, chat = LESSONS[kind].distill, self.curator or self.model
+        sampled = None
+        if asked is not None and asked.temperature:  # subtle: the seed no answer's sample takes
+            sampled = {"temperature": asked.temperature, "seed": self.seed * 1000}
         if asked is None or self.curation != Curation.JSON:
-            return await self._call("distill", msgs, None, model=self.curator)
+            return await self._call("distill", msgs, sampled, model=self.curator)
         schema = asked.schema(board)
         params = structured.schema_params(chat, schema)
         if params and "distill" not in self.chosen:  # room for the longest reply it admits
             params["max_tokens"] = structured.reply_tokens(schema, self.max_tokens["distill"])
-        return await self._call("distill", msgs, params, model=self.curator)
+        return await self._call("distill", msgs, params | (sampled or {}), model=self.curator)
 
     async def propose(self, task: Task, sample: int) -> Call:
         """A first answer that may revise itself inside `<refine>` before its final form (PASR's

@@ -142,6 +142,7 @@ def requests(run: Path, strategy: str) -> list[dict[str, Any]]:
         elif s.kind == "distill":
             attempts = [dict(a) for a in trial["attempts"]]
             trial["open"] = {"task": s.task_id, "attempts": attempts, "asked": s.prompt}
+            trial["open"]["episode"] = s.episode  # a pair's: its failure's
             trial["open"] |= {"reply": s.output, "made": False, "missed": False}
             out.append(trial["open"])
         elif "open" in trial:
@@ -158,8 +159,9 @@ def _board_did(request: dict[str, Any], s: Step) -> None:
 
 
 def material(request: dict[str, Any]) -> list[Attempt]:
-    """The attempts `insights` shows its curator: the first failure and the last attempt (one
-    failure alone when there was one attempt)."""
+    """The attempts `insights` shows its curator for a recorded request: the failure of the
+    request's episode beside the task's first success. None for a chunk of successes, or for a
+    request that today's code would not make: the rebuilt request then differs, and is left out."""
     attempts = []
     for n, a in enumerate(request["attempts"], 1):
         d = a["score"]
@@ -167,7 +169,9 @@ def material(request: dict[str, Any]) -> list[Attempt]:
             float(d["value"]), bool(d["solved"]), str(d.get("shown", d.get("feedback", "")))
         )
         attempts.append(Attempt(n, a["answer"], score, a["prompt"]))
-    return RULES.compared(attempts)
+    solved = next((a for a in attempts if a.score.solved), None)
+    failed = [a for a in attempts if a.episode == request["episode"] and not a.score.solved]
+    return [failed[0], solved] if solved is not None and failed else []
 
 
 def rules_shown(asked: Sequence[Any]) -> list[str]:

@@ -88,6 +88,13 @@ STRATEGIES: dict[str, Strategy] = {
             curated="board",
         ),
         Strategy(
+            "expel",
+            insights.expel,
+            RUN_MEMORY,
+            help="insights' rules, with the most similar solved tasks as examples (ExpeL)",
+            curated="board",
+        ),
+        Strategy(
             "cheatsheet",
             cheatsheet.run,
             RUN_MEMORY,
@@ -127,6 +134,7 @@ _FIRST: dict[str, Callable[[Trial], Awaitable[list[Recalled]]]] = {"reflexion": 
 for _name, _design in (
     ("exemplars", exemplars.DESIGN),
     ("insights", insights.DESIGN),
+    ("expel", insights.EXPEL),
     ("cheatsheet", cheatsheet.DESIGN),
     ("bank", bank.DESIGN),
     ("bank-scaled", bank.DESIGN),

@@ -1,7 +1,8 @@
 """`bank` (ReasoningBank, Ouyang et al. 2025): after every task, success or failure, the model
-distills at most two items (a title, when it applies, what to do) from its final attempt and
-the visible verdict: a success's strategy or a failure's lesson, kept general, as ReasoningBank's
-two extraction prompts ask. As ReasoningBank keys its memory, an item is found by the question of
+distills at most three items (a title, when it applies, what to do) from its final attempt and
+the visible verdict: a success's strategy or a failure's lesson, in the words of ReasoningBank's
+two single-trajectory extraction prompts, sampled at temperature 1.0 as their `induce_memory.py`
+samples them. As ReasoningBank keys its memory, an item is found by the question of
 the task it came from, and a new task recalls all the items of the one earlier task whose
 question is most similar (ReasoningBank's default, one task), listed before the task. An item
 whose text is at least 0.9 similar (by embedding) to one kept for the same question is not
@@ -14,7 +15,7 @@ before writing its items (their `induce_scaling.py`, whose request in
 `prompts/memory_instruction.py` asks to "compare and contrast" by "self-contrast reasoning").
 
 The reply is a JSON object held to a schema (--curation json, the default): a short reason, then
-at most two items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
+at most three items of three bounded fields; --curation text asks for TITLE/WHEN/DO lines.
 
     >>> parse_items("TITLE: Signs\\nWHEN: subtracting\\nDO: check the order.\\nTITLE: x")
     (['Signs. When: subtracting. Do: check the order.'], 1)
@@ -46,20 +47,24 @@ from reflexion.strategies.learning import (
 
 HEADER = "Notes from the most similar earlier task. Use the ones that apply:"
 SYSTEM = "You distill lessons from attempts at tasks, for use on other tasks."
+# ReasoningBank's single-trajectory extraction prompts, word for word but for "product" (a web
+# shop's): no repeats, and no specifics of the task; they ban no code, nor does this
 GENERAL = (
-    "Keep each note general: nothing that belongs to this task alone (no names, values, "
-    "strings or code from it), only what carries over to other tasks."
-)  # ReasoningBank's extraction prompts forbid a task's specifics; without it, notes were fixes
+    "You must not repeat similar or overlapping notes. Prefer concrete, actionable {procedures} "
+    "over abstract principles. Do not embed specific names, queries, or literal string contents "
+    "from the task."
+)
+PROCEDURES = {True: "procedures", False: "recovery procedures"}  # a success's, a failure's
 REQUEST = (
-    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
+    "{why} Write at most 3 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
     "Each note is three lines:\nTITLE: <a few words>\n"
     "WHEN: <when it applies, and when it does not>\n"
     "DO: <what to do, in one to three sentences>\nReply with the notes only."
 )
 JSON_REQUEST = (
-    "{why} Write at most 2 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
+    "{why} Write at most 3 notes that would help with OTHER tasks of this kind. " + GENERAL + " "
     'Reply with a JSON object: "reason", one or two sentences on why {which} passed or '
-    'failed, then "items", at most 2 notes, each {{"title": "<a few words>", "when": "<when it '
+    'failed, then "items", at most 3 notes, each {{"title": "<a few words>", "when": "<when it '
     'applies, and when it does not>", "do": "<what to do, in one to three sentences>"}}.'
 )
 WORKED = "The attempt above passed the check. Consider why it worked."
@@ -77,7 +82,8 @@ FAILED = (
     "on later tasks."
 )  # as ReasoningBank's two prompts: a success's strategy, or a failure's lesson
 FIELD = re.compile(r"^\W*(TITLE|WHEN|DO)\s*:\s*(.+)$", re.IGNORECASE)
-MAX_ITEMS = 2
+MAX_ITEMS = 3  # ReasoningBank's prompts: "at most 3 memory items"
+TEMPERATURE = 1.0  # ReasoningBank samples its extraction at 1.0 (induce_memory.py)
 DO_CHARS = 400
 DISTINCT = 0.9  # an item at least this similar to a kept one is a near-copy, not stored
 POOL = 20  # items asked of the memory, from which the nearest task's are kept
@@ -108,7 +114,8 @@ def asking(words: str) -> Request:
             n, k = len(attempts), sum(a.score.solved for a in attempts)
             case = "none" if k == 0 else "all" if k == n else "some"
             why, which = CONTRAST[case].format(n=n, k=k), "the attempts"
-        return f"Task:\n{task.prompt}\n\n{shown}\n\n{words.format(why=why, which=which)}"
+        asked = words.format(why=why, which=which, procedures=PROCEDURES[worked])
+        return f"Task:\n{task.prompt}\n\n{shown}\n\n{asked}"
 
     return request
 
@@ -211,7 +218,7 @@ ITEMS = Lessons(
     HEADER,
     place="before_task",
     body=bulleted,
-    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST)),
+    distill=Distill(SYSTEM, asking(JSON_REQUEST), schema, asking(REQUEST), temperature=TEMPERATURE),
 )
 DESIGN = Design(ITEMS, shown, learn)
 run, with_reflexion = both(DESIGN)

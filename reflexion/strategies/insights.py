@@ -1,11 +1,21 @@
-"""`insights` (ExpeL, Zhao et al., AAAI 2024): one shared list of rules, in every prompt. After
-a task that failed at least once, the model contrasts its first failed attempt with the one
-that succeeded (as ExpeL does), or two failures, or, with one attempt, looks at that failure
-alone, with no comparison asked (combined with Reflexion, a failure's reflection shows in the
-attempts' prompts); then it edits the list: ADD a rule, EDIT one, UPVOTE or DOWNVOTE one. A
-new rule starts with 2 votes, and a rule whose votes fall to 0 drops out. Every edit is kept in
-the rule's history. The reply is a JSON object held to a schema (--curation json, the default):
-a short reason, then at most 3 operations; --curation text asks for them as free-text lines.
+"""`insights` (ExpeL, Zhao et al., AAAI 2024): one shared list of rules, in every prompt, written
+from ExpeL's two sources. After a task that succeeded, the model compares the task's first success
+with each of its failed attempts, one call a pair; and each task's first success is kept (as an
+exemplar) until 8 of them (ExpeL's `success_critique_num`) wait, when one call critiques all 8
+together. A task that never succeeded writes no rule, as in ExpeL. Each call edits the list: ADD
+a rule, EDIT one, UPVOTE or DOWNVOTE one. A new rule starts with 2 votes, and a rule whose votes
+fall to 0 drops out. Every edit is kept in the rule's history. The reply is a JSON object held
+to a schema (--curation json, the default): a short reason, then at most 4 operations (ExpeL
+asks for at most 4); --curation text asks for them as free-text lines.
+
+ExpeL critiques its successes offline, shuffled into chunks once every training task is over;
+a stream has no end to wait for, so here a chunk is the 8 successes in the order they came, asked
+when the eighth arrives (the last fewer than 8 of a stream are never critiqued). The waiting
+successes are this run's exemplars in the memory, not a list in the process, so a resumed run
+asks the same chunks.
+
+`expel` is ExpeL as it evaluates: the rules, and beside them the successful attempts of the 6
+most similar earlier tasks (`fewshot_strategy: task_similarity`), as worked examples.
 
 The rules go in the system message (the same for every task, so the prefix cache keeps them;
 where tasks share a long context, such as a database's schema, in the user message after that
@@ -25,6 +35,7 @@ rule not on the list, is skipped and said in the trace; it never changes the lis
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -39,7 +50,8 @@ from reflexion.core.lesson_records import (
     Reflection,
 )
 from reflexion.core.protocols import Distilling, Trial
-from reflexion.core.records import Attempt, Task
+from reflexion.core.records import Attempt, Score, Task
+from reflexion.strategies.exemplars import exemplar_text
 from reflexion.strategies.learning import (
     Design,
     Distill,
@@ -60,7 +72,7 @@ GOAL = (
 )
 JSON_REQUEST = GOAL + (
     ' Reply with a JSON object: "reason", one or two sentences on what the attempts show, then '
-    '"operations", at most 3 of these:\n'
+    '"operations", at most 4 of these:\n'
     '{{"op": "add", "text": "<a new general rule, in one sentence>"}}\n'
     '{{"op": "edit", "rule": <n>, "text": "<a better wording of rule n>"}}\n'
     '{{"op": "upvote", "rule": <n>}}\n'
@@ -69,7 +81,7 @@ JSON_REQUEST = GOAL + (
 )
 REQUEST = (
     "{opening} Change the rules so that an attempt at a DIFFERENT task of "
-    "this kind avoids what went wrong (or repeats what worked). Reply with at most 3 lines, "
+    "this kind avoids what went wrong (or repeats what worked). Reply with at most 4 lines, "
     "each one of these forms:\n"
     "ADD: <a new general rule, in one sentence>\n"
     "EDIT <n>: <a better wording of rule n>\n"
@@ -77,10 +89,14 @@ REQUEST = (
     "DOWNVOTE <n>\n"
     "A rule must be general: no names or numbers from this task. Reply with the lines only."
 )
+SHARED = "what they share that made them work."
 LINE = re.compile(r"^\W*(ADD|EDIT|UPVOTE|DOWNVOTE)\b\s*(\d+)?\s*:?\s*(.*)$", re.IGNORECASE)
 # A reply read: the edits to apply, the lines that are no edit, the edits beyond MAX_EDITS.
 Read = tuple[list[BoardEdit], list[str], list[str]]
-MAX_EDITS = 3  # per reply, as ExpeL asks: a few changes at a time
+MAX_EDITS = 4  # per reply: ExpeL's prompt says "Do at most 4 operations"
+CHUNK = 8  # successes critiqued in one call: ExpeL's success_critique_num
+SHOTS = 6  # `expel`'s exemplars: ExpeL's HotpotQA (question answering) takes 6
+EVERY = 100_000  # exemplars one recall may read: all of them, to count this run's
 VOTED = (EditOp.EDIT, EditOp.UPVOTE, EditOp.DOWNVOTE)  # the edits of a rule on the board
 MAX_RULES = 10  # rules on one board: ExpeL keeps a short list, and a prompt must stay small
 NEW_RULE_VOTES = 2  # as ExpeL: a new rule survives one downvote
@@ -120,36 +136,43 @@ def numbered(texts: Sequence[str]) -> str:
 
 
 def asking(words: str) -> Request:
+    """The request: a task and a pair of its attempts, or a chunk of successes (all passed),
+    each attempt holding its own task."""
+
     def request(
         task: Task, shown: str, attempts: Sequence[Attempt], board: Sequence[Reflection]
     ) -> str:
         rules = numbered([r.text for r in board]) or "(none yet)"
         asked = words.format(opening=opening(attempts))
-        return f"Current rules:\n{rules}\n\nTask:\n{task.prompt}\n\n{shown}\n\n{asked}"
+        tried = shown if successes(attempts) else f"Task:\n{task.prompt}\n\n{shown}"
+        return f"Current rules:\n{rules}\n\n{tried}\n\n{asked}"
 
     return request
 
 
-def opening(attempts: Sequence[Attempt]) -> str:
-    """What to look at: as ExpeL, a failure against the success that followed it; two failures
-    compared; or one failure alone, with no comparison asked when there is nothing to compare.
+def successes(attempts: Sequence[Attempt]) -> bool:
+    """Whether `attempts` are a chunk of successes (a pair holds a failure)."""
+    return all(a.score.solved for a in attempts)
 
-    >>> opening([])
-    'Look at the failed attempt above.'
+
+def opening(attempts: Sequence[Attempt]) -> str:
+    """What to look at, as ExpeL's two critiques: a failure against the task's success, or the
+    successes of several tasks.
+
+    >>> opening([Attempt(1, "Task: ...", Score(1.0, True))])
+    'Look at the successful attempts at the tasks above: what they share that made them work.'
     """
-    if len(attempts) < 2:
-        return "Look at the failed attempt above."
-    if attempts[-1].score.solved:
-        return "Compare the failed attempt with the one that succeeded, above."
-    return "Compare the attempts above."
+    if successes(attempts):
+        return f"Look at the successful attempts at the tasks above: {SHARED}"
+    return "Compare the failed attempt with the one that succeeded, above."
 
 
 def parse_edits(reply: str, ids: Sequence[str]) -> Read:
     """The edits a reply asks for (rules by their number in the list the model saw, `ids`), the
     lines that were not edits, and the edits beyond the reply's first `MAX_EDITS`, skipped.
 
-    >>> parse_edits("ADD: a\\nADD: b\\nADD: c\\nADD: d", [])[2]
-    ['skipped, beyond the 3 operations of a reply: ADD: d']
+    >>> parse_edits("ADD: a\\nADD: b\\nADD: c\\nADD: d\\nADD: e", [])[2]
+    ['skipped, beyond the 4 operations of a reply: ADD: e']
     """
     edits: list[BoardEdit] = []
     bad: list[str] = []
@@ -199,26 +222,70 @@ def as_line(op: object) -> str:
     return f"{name}{number}: {' '.join(text.split())}".rstrip(": ")
 
 
-def compared(attempts: Sequence[Attempt]) -> list[Attempt]:
-    """What the curator looks at, as ExpeL: the first failure and the last attempt (the success
-    after it, or another failure), or a lone failure."""
-    failed = [a for a in attempts if not a.score.solved]
-    return [failed[0], attempts[-1]] if len(attempts) > 1 else failed[:1]
-
-
 async def shown(trial: Trial, episode: int) -> list[Recalled]:
     return [Recalled(r) for r in await trial.board(Kind.RULE, episode, BOARD)]
 
 
+async def shown_with_exemplars(trial: Trial, episode: int) -> list[Recalled]:
+    """`expel`: the rules, and the successes of the most similar earlier tasks."""
+    return await shown(trial, episode) + await trial.recall(episode, Kind.EXEMPLAR, SHOTS)
+
+
 async def learn(trial: Trial, attempts: list[Attempt], episode: int) -> None:
-    failed = [a for a in attempts if not a.score.solved]
-    if not failed or not isinstance(trial.actor, Distilling):
-        return  # solved at once: nothing to compare
-    if cannot_learn(trial, Kind.RULE, episode):
+    """ExpeL's two sources: the first success against each failure, one call a pair; then the
+    success waits for a chunk. A task that never succeeded teaches nothing."""
+    solved = next((a for a in attempts if a.score.solved), None)
+    if solved is None:
         return
+    text = exemplar_text(trial.task.lookup, trial.answer_of(solved.candidate))
+    kept = await trial.keep(Kind.EXEMPLAR, text, solved, key=trial.task.lookup)
+    if not isinstance(trial.actor, Distilling) or cannot_learn(trial, Kind.RULE, episode):
+        return
+    for failed in (a for a in attempts if not a.score.solved):
+        # subtle: at the failure's episode, so the next pair's board, read at a later episode,
+        # holds what this one wrote, as ExpeL edits its list pair by pair
+        await curate(trial, trial.task, [failed, solved], failed.episode)
+    chunk = await waiting(trial, kept, episode) if kept is not None else []
+    if len(chunk) == CHUNK:
+        # each success an attempt holding its task; the last opens as this task's answer did,
+        # so that over a shared context (a schema) the request keeps the model's cached prefix
+        tried = [Attempt(n, text, Score(1.0, True)) for n, text in enumerate(chunk, 1)]
+        tried[-1] = dataclasses.replace(tried[-1], prompt=solved.prompt)
+        await curate(trial, trial.task, tried, episode)
+
+
+async def waiting(trial: Trial, kept: Reflection, episode: int) -> list[str]:
+    """The chunk that `kept` (this task's success) completes: the texts of this run's last
+    `CHUNK` successes, oldest first, when this run has kept a multiple of `CHUNK`; else none.
+    Counted from the memory (this run, strategy and seed), so a resume counts the same; the
+    recall shows no prompt anything (its trace step holds no hits: `memory audit` reruns an
+    episode with its hits)."""
+    picked: list[str] = []
+
+    def success_chunk(hits: list[Recalled]) -> list[Recalled]:
+        mine = sorted(
+            (h for h in hits if same_writer(h.reflection, kept) and h.reflection.id != kept.id),
+            key=lambda h: (h.reflection.created, h.reflection.id),
+        )
+        if (len(mine) + 1) % CHUNK == 0:
+            picked.extend([h.reflection.text for h in mine[len(mine) + 1 - CHUNK :]])
+            picked.append(kept.text)
+        return []
+
+    await trial.recall(episode, Kind.EXEMPLAR, EVERY, success_chunk)
+    return picked
+
+
+def same_writer(lesson: Reflection, kept: Reflection) -> bool:
+    return (lesson.run_id, lesson.strategy, lesson.seed) == (kept.run_id, kept.strategy, kept.seed)
+
+
+async def curate(trial: Trial, task: Task, attempts: list[Attempt], episode: int) -> None:
+    """One curator call about `attempts` (a pair of `task`'s, or a chunk of successes), its
+    edits applied to the board as it stands now."""
+    assert isinstance(trial.actor, Distilling)
     board = await trial.board(Kind.RULE, episode, BOARD)
-    material = compared(attempts)
-    call = await trial.ask(trial.actor.distill(trial.task, Kind.RULE, material, board), episode)
+    call = await trial.ask(trial.actor.distill(task, Kind.RULE, attempts, board), episode)
     read = json_edits if trial.actor.curation == Curation.JSON else parse_edits
     edits, bad, beyond = read(call.output, [r.id for r in board])
     if bad:
@@ -239,3 +306,5 @@ RULES = Lessons(
 )
 DESIGN = Design(RULES, shown, learn)
 run, with_reflexion = both(DESIGN)
+EXPEL = Design(RULES, shown_with_exemplars, learn)
+expel, _ = both(EXPEL)

@@ -50,7 +50,8 @@ class Distill:
     attempts, each with the verdict of its check) goes into, in two forms: `request` asks for a
     JSON object that `schema` holds the reply to (--curation json, the default: a short reason
     first, then bounded operations); `text` asks for free-text lines (--curation text, to
-    compare what the schema changes)."""
+    compare what the schema changes). `temperature`: the curator's sampling (None: greedy, as
+    every other call that writes memory), with a seed of its own."""
 
     system: str
     request: Request
@@ -59,6 +60,7 @@ class Distill:
     # a line after either request on the board's room (the characters a prompt shows of it),
     # for a board that grows until it is cut (the cheatsheet); None: no line
     room: Callable[[Sequence[Reflection], int], str] | None = None
+    temperature: float | None = None
 
 
 def reason_and(name: str, items: Sequence[dict[str, Any]], most: int) -> dict[str, Any]:
