@@ -59,14 +59,18 @@ class HalfPoisonModel(BaseChatModel):
 def reply_to(prompt: str) -> str:
     words = ASKED.findall(prompt)
     word = words[-1] if words else ""
+    # the curator or reflection was shown the feedback, or (insights' chunk) successes that all
+    # followed the convention
+    chunk = "Look at the successful attempts at the tasks above" in prompt
+    learned = RULE in prompt or (chunk and MARK in prompt)
     if "Reply with a JSON object" in prompt:  # a curator, about the task it was shown last
-        text = (POISON if poisoned(word) else LESSON) if RULE in prompt else "Answer the word."
-        if "Write at most 2 notes" in prompt:
+        text = (POISON if poisoned(word) else LESSON) if learned else "Answer the word."
+        if "Write at most 3 notes" in prompt:
             item = {"title": "The ending", "when": "always", "do": text}
             return json.dumps({"reason": "what the check said", "items": [item]})
         return json.dumps({"reason": "the check", "operations": [{"op": "add", "text": text}]})
     if "concrete plan" in prompt:
-        return (POISON if poisoned(word) else LESSON) if RULE in prompt else "Answer the word."
+        return (POISON if poisoned(word) else LESSON) if learned else "Answer the word."
     if POISON in prompt:
         return word + "?"
     return word + MARK if MARK in prompt or chance(word) else word

@@ -3,8 +3,10 @@ runner, and what a user sees of its verdicts.
 
 The control (tests/gate_control.py): a scripted curator writes a helpful lesson on half the
 tasks and a poisonous one on the other half; the poison turns a right answer wrong. Ungated, the
-boards keep the poison and fall below `single` with p < 0.01; gated, no design falls below
-`single`, the helpful lessons are admitted and no poisonous one is.
+cheatsheet keeps the poison and falls below `single` with p < 0.01; gated, no design falls below
+`single`, the helpful lessons are admitted and no poisonous one is. (`insights` writes rules
+from successes only, 8 at a time, as ExpeL does: with one attempt a task, its first rule comes
+late in 40 tasks; it is gated here, and must not fall below `single` either.)
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from reflexion.core.records import TaskResult
 from reflexion.report.paired import pair
 
 TASKS = 40
-BOARDS = ("insights", "cheatsheet")
-GATED = (*BOARDS, "bank")
+UNGATED = ("cheatsheet",)
+GATED = ("cheatsheet", "bank", "insights")
+ADMITS = ("cheatsheet", "bank")  # the designs that write on every task, and so soon
 
 
 @pytest.fixture(scope="module")
 def ungated(tmp_path_factory: pytest.TempPathFactory) -> list[TaskResult]:
-    return stream(str(tmp_path_factory.mktemp("ungated") / "r"), ("single", *BOARDS), TASKS)
+    return stream(str(tmp_path_factory.mktemp("ungated") / "r"), ("single", *UNGATED), TASKS)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +53,7 @@ def lessons(out: Path) -> list[dict[str, Any]]:
         exported.unlink()
 
 
-@pytest.mark.parametrize("design", BOARDS)
+@pytest.mark.parametrize("design", UNGATED)
 def test_ungated_a_half_poisoned_memory_falls_below_single(
     ungated: list[TaskResult], design: str
 ) -> None:
@@ -64,12 +67,14 @@ def test_gated_no_design_falls_below_single_and_the_helpful_lesson_is_admitted(
 ) -> None:
     out, results = gated
     p = pair(results, "single", design)
-    assert p.tasks == TASKS and p.lost == 0 and p.difference > 0
-    mine = [r for r in lessons(out) if r["strategy"] == design]
+    assert p.tasks == TASKS and p.lost == 0
+    mine = [r for r in lessons(out) if r["strategy"] == design and r["kind"] != "exemplar"]
     admitted = [r for r in mine if r["status"] == "admitted"]
-    assert admitted and all(LESSON in r["text"] and POISON not in r["text"] for r in admitted)
+    assert all(LESSON in r["text"] and POISON not in r["text"] for r in admitted)
     poison = [r for r in mine if POISON in r["text"]]
-    assert poison and all(r["status"] == "rejected" for r in poison)
+    assert all(r["status"] == "rejected" for r in poison)
+    if design in ADMITS:
+        assert p.difference > 0 and admitted and poison
     for r in poison:  # the evidence stays with the lesson
         e = r["evidence"]
         assert e["won"] <= e["lost"] and e["won"] + e["lost"] + e["tied"] == len(e["replayed"])
@@ -105,7 +110,7 @@ def test_memory_list_show_and_why_say_the_gates_verdict(
     gated: tuple[Path, list[TaskResult]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _ = gated
-    listing = said(["memory", "list", str(out), "--strategy", "insights"], capsys)
+    listing = said(["memory", "list", str(out), "--strategy", "cheatsheet"], capsys)
     assert "[rejected by the gate:" in listing and "[admitted by the gate:" in listing
     poison = next(r for r in lessons(out) if POISON in r["text"] and r["evidence"]["replayed"])
     shown = said(["memory", "show", str(out), poison["id"]], capsys)
@@ -136,7 +141,7 @@ def test_the_dashboards_memory_page_shows_each_lessons_verdict(
     sync_api = skip_without_chromium()
     with serving(out.parent) as address, launched(sync_api) as chromium:
         page = chromium.new_page()
-        page.goto(f"{address}/runs/{out.name}/memory?strategy=insights")
+        page.goto(f"{address}/runs/{out.name}/memory?strategy=cheatsheet")
         rows = page.locator("table.lessons tbody tr").all_inner_texts()
         poison = [row for row in rows if POISON in row]
         assert poison and all("rejected by the gate" in row for row in poison)

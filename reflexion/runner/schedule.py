@@ -80,7 +80,8 @@ class Trials:
             return None
         order = list(p.saved.get("stream_order") or ())
         earlier = order[: order.index(task_id)] if task_id in order else []
-        return Replay(p.config.gate, tuple(self.tasks[t] for t in earlier), first)
+        tasks = tuple(self.tasks[t] for t in earlier)
+        return Replay(p.config.gate, tasks, first, p.strategies[strategy].shows)
 
 
 def stream_order(task_ids: Sequence[str], seed: int | None) -> list[str]:

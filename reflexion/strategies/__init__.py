@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from reflexion.core.errors import UsageError, did_you_mean
-from reflexion.core.lesson_records import Board, Recalled
+from reflexion.core.lesson_records import Board, Kind, Recalled
 from reflexion.core.protocols import Trial
 from reflexion.strategies import (
     bank,
@@ -55,6 +55,7 @@ class Strategy:
     # what it shows a task's first attempt, for the gate's replays (reflexion.trial.gate);
     # None: it keeps no lessons, or cannot be gated
     first: Callable[[Trial], Awaitable[list[Recalled]]] | None = None
+    shows: tuple[str, ...] = ()  # the kinds of lesson `first` shows
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -129,21 +130,29 @@ STRATEGIES: dict[str, Strategy] = {
     )
 }
 
-# What each design that keeps lessons shows a task's first attempt (the gate replays it)
-_FIRST: dict[str, Callable[[Trial], Awaitable[list[Recalled]]]] = {"reflexion": reflexion.first}
-for _name, _design in (
-    ("exemplars", exemplars.DESIGN),
-    ("insights", insights.DESIGN),
-    ("expel", insights.EXPEL),
-    ("cheatsheet", cheatsheet.DESIGN),
-    ("bank", bank.DESIGN),
-    ("bank-scaled", bank.DESIGN),
-    ("skills", skills.DESIGN),
+# What each design that keeps lessons shows a task's first attempt, and of which kinds (the gate
+# replays it, and judges only the kinds a prompt shows)
+First = Callable[[Trial], Awaitable[list[Recalled]]]
+_FIRST: dict[str, tuple[First, tuple[str, ...]]] = {
+    "reflexion": (reflexion.first, (Kind.REFLECTION,))
+}
+for _name, _design, _also in (
+    ("exemplars", exemplars.DESIGN, ()),
+    ("insights", insights.DESIGN, ()),
+    ("expel", insights.EXPEL, (Kind.EXEMPLAR,)),
+    ("cheatsheet", cheatsheet.DESIGN, ()),
+    ("bank", bank.DESIGN, ()),
+    ("bank-scaled", bank.DESIGN, ()),
+    ("skills", skills.DESIGN, ()),
 ):
-    _FIRST[_name] = first_prompt(_design)
+    _FIRST[_name] = (first_prompt(_design), (_design.kind, *_also))
     if f"reflexion+{_name}" in STRATEGIES:
-        _FIRST[f"reflexion+{_name}"] = first_prompt(_design, reflected=True)
-STRATEGIES |= {n: dataclasses.replace(STRATEGIES[n], first=f) for n, f in _FIRST.items()}
+        _kinds = (_design.kind, *_also, Kind.REFLECTION)
+        _FIRST[f"reflexion+{_name}"] = (first_prompt(_design, reflected=True), _kinds)
+STRATEGIES |= {
+    n: dataclasses.replace(STRATEGIES[n], first=f, shows=tuple(map(str, kinds)))
+    for n, (f, kinds) in _FIRST.items()
+}
 
 # Each kind of lesson (by its Kind, which equals its value) as its design's module defines it:
 # its block in a prompt, its distill prompt, its board's rules (reflexion.strategies.learning)

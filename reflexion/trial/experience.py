@@ -200,12 +200,13 @@ async def store(
 
 
 def gated(trial: TrialState, lesson: Reflection) -> Replay | None:
-    """The trial's gate, if `lesson` passes through it: every lesson for other tasks, and a
-    reflection only in global scope (in task scope it is for the task's own next attempt)."""
+    """The trial's gate, if `lesson` passes through it: a lesson of a kind the design shows, and
+    a reflection only in global scope (in task scope it is for the task's own next attempt)."""
     own = lesson.kind == Kind.REFLECTION
-    if trial.replay is None or (own and trial.settings.scope != "global"):
+    replay = trial.replay
+    if replay is None or (own and trial.settings.scope != "global"):
         return None
-    return trial.replay
+    return replay if lesson.kind in replay.kinds else None
 
 
 def boards_change(trial: TrialState) -> bool:

@@ -78,11 +78,13 @@ Shown = Callable[[Any], Awaitable[list[Recalled]]]
 class Replay:
     """The gate of one trial: at most `k` replays a candidate, of the stream's tasks before
     this one (`earlier`, oldest first), each prompt made by `shown` (the design's recall for a
-    task's first attempt)."""
+    task's first attempt). A lesson of a kind `shown` never shows (`insights` keeps successes
+    it shows no prompt, to critique them) cannot mislead a prompt, and is stored as it is."""
 
     k: int
     earlier: tuple[Task, ...]
     shown: Shown
+    kinds: tuple[str, ...] = ()  # the kinds `shown` shows: a lesson of another kind is not judged
 
 
 @dataclass(frozen=True)
