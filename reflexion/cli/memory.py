@@ -202,7 +202,7 @@ def _describe(r: Reflection, recalls: list[Recollection]) -> str:
 
 def _export(reflections: list[Reflection], fmt: str, output: Path | None) -> None:
     if fmt == "jsonl":
-        text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reflections)
+        text = "".join(json.dumps(r.exported(), ensure_ascii=False) + "\n" for r in reflections)
     else:
         parts = ["# Reflections\n"]
         for r in reflections:

@@ -94,6 +94,14 @@ class Reflection(Record):
     def rejected(self) -> bool:
         return self.status == REJECTED
 
+    def exported(self) -> dict[str, Any]:
+        """The lesson as `memory export` writes it: every field, less the gate's two when it was
+        not gated (so an export of an ungated store reads as it did before the gate)."""
+        data = self.to_dict()
+        if not self.status:
+            del data["status"], data["evidence"]
+        return data
+
     def verdict(self) -> str:
         """The gate's verdict on this lesson, in words ("" when it was not gated).
 

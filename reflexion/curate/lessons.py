@@ -116,7 +116,10 @@ def reflection_from(data: object, where: str) -> Reflection:
             lesson_metadata(data.get("metadata"))
             continue
         if field.name not in data:
-            if field.default is dataclasses.MISSING:
+            if (
+                field.default is dataclasses.MISSING
+                and field.default_factory is dataclasses.MISSING
+            ):
                 msg = f"{where}: not a reflection from `memory export` (no field {field.name!r})"
                 raise UsageError(msg)
             continue
