@@ -11,11 +11,7 @@ import json
 import re
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from test_positive_control import LESSON, MARK, RULE, ConventionEnv
+from test_positive_control import LESSON, MARK, RULE, ConventionEnv, ConventionModel
 
 from reflexion import RunConfig
 from reflexion import run as run_with_report
@@ -34,7 +30,7 @@ def chance(word: str) -> bool:
     return int(hashlib.sha256(word.encode()).hexdigest(), 16) % 10 < 3
 
 
-class HalfPoisonModel(BaseChatModel):
+class HalfPoisonModel(ConventionModel):
     """As the positive control's model, but a curator or reflection that read the feedback
     writes POISON on half the tasks (by the task's code word), LESSON on the other half; an
     answer whose prompt holds POISON is wrong, whatever else it holds."""
@@ -43,17 +39,8 @@ class HalfPoisonModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "half-poison"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        prompt = "\n".join(m.text for m in messages)
-        usage = {"input_tokens": len(prompt) // 4, "output_tokens": 8, "total_tokens": 0}
-        reply = AIMessage(reply_to(prompt), usage_metadata=usage)  # type: ignore[arg-type]
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+    def reply(self, prompt: str) -> str:
+        return reply_to(prompt)
 
 
 def reply_to(prompt: str) -> str:

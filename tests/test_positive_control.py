@@ -91,8 +91,11 @@ class ConventionModel(BaseChatModel):
     ) -> ChatResult:
         prompt = "\n".join(m.text for m in messages)
         usage = {"input_tokens": len(prompt) // 4, "output_tokens": 8, "total_tokens": 0}
-        reply = AIMessage(reply_to(prompt), usage_metadata=usage)  # type: ignore[arg-type]
+        reply = AIMessage(self.reply(prompt), usage_metadata=usage)  # type: ignore[arg-type]
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def reply(self, prompt: str) -> str:
+        return reply_to(prompt)
 
 
 def reply_to(prompt: str) -> str:
