@@ -165,9 +165,8 @@ def test_jsonl_with_a_served_model_and_a_chroma_server(cluster: Any, tmp_path: P
                 assert done.returncode == 0, done.stderr
                 found[name] = records(tmp_path / name), _lessons(url)
     # subtle: a failed model call is data (`errors` in a result), not a crash: name any such
-    # error first. Under load this test has failed with no error at all: the Ray run's reflexion
-    # trial wrote its lesson, and its episode-2 recall on the Chroma server found none (the
-    # cause is not found; see the CHANGELOG)
+    # error first. This test used to fail now and then with no error at all: the Chroma server
+    # left the Ray trial's own new lesson out of its episode-2 recall (memory.chroma.recent)
     for name, (recorded, _) in found.items():
         failed = [row for row in map(json.loads, recorded[0]) if row["errors"]]
         assert not failed, f"{name}: " + "; ".join(f"{r['task_id']}: {r['errors']}" for r in failed)

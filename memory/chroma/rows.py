@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.chroma.connect import one_line, shared_cache
+from memory.chroma.recent import Recent
 from reflexion.core.curation import Change
 from reflexion.core.errors import StoreError, UsageError
 from reflexion.core.lesson_records import REFLECTION, Recalled, Reflection, is_own
@@ -215,6 +216,7 @@ class Rows:
         self.collection, self.location, self.describe = collection, location, describe
         self._client, self._errors, self._embed = client, errors, embed
         self._folder, self._collection_name = folder, name
+        self._recent = Recent() if folder is None else None  # a server's: see memory.chroma.recent
         self._batch = client.get_max_batch_size()
         self._lock = threading.Lock()
         self._closed = False
@@ -317,6 +319,8 @@ class Rows:
                 )
             if cache is not None:
                 cache.put(_as_read(unique, metadatas), vectors)
+            if self._recent is not None:
+                self._recent.put(_as_read(unique, metadatas), vectors)
 
     def delete(self, ids: Sequence[str]) -> int:
         """Remove these reflections; returns how many existed."""
@@ -329,6 +333,8 @@ class Rows:
                 self.collection.delete(ids=existing)
             if cache is not None:
                 cache.drop(existing)
+            if self._recent is not None:
+                self._recent.drop(unique)
         return len(existing)
 
     def search(self, vector: Sequence[float], k: int, where: Any) -> list[Recalled]:
@@ -336,18 +342,25 @@ class Rows:
         with self.calling():
             # Some Chroma versions raise when n_results exceeds the collection size: cap it.
             n = min(k, self.collection.count())
-            if n == 0:
-                return []
-            res = self.collection.query(
-                query_embeddings=[vector],
-                n_results=n,
-                where=where,
-                include=["documents", "metadatas", "distances"],
-            )
-        # A query result holds one batch per query embedding; we sent one.
-        first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
-        pairs = zip(from_columns(first), first["distances"], strict=True)
-        return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
+            res = None
+            if n > 0:
+                res = self.collection.query(
+                    query_embeddings=[vector],
+                    n_results=n,
+                    where=where,
+                    include=["documents", "metadatas", "distances"],
+                )
+        found = [] if res is None else _nearest(res)
+        if where is None and self._recent is not None:
+            return self._recent.merged(found, vector, k)  # a row the server left out for now
+        return found
+
+
+def _nearest(res: Mapping[str, Any]) -> list[Recalled]:
+    # A query result holds one batch per query embedding; we sent one.
+    first = {key: column[0] for key, column in res.items() if isinstance(column, list)}
+    pairs = zip(from_columns(first), first["distances"], strict=True)
+    return [Recalled(r, 1.0 - float(distance)) for r, distance in pairs]
 
 
 def _change(rid: str, doc: str | None, meta: dict[str, Any]) -> Change:
