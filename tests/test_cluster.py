@@ -58,9 +58,9 @@ def reflexion(*args: str) -> subprocess.CompletedProcess[str]:
 
 def records(folder: Path) -> tuple[list[str], list[str]]:
     """Results and trace steps, as sorted JSON, without what differs by run: the run id (and the
-    lesson ids made from it), times, and which of two identical greedy calls was answered from
-    the cache of identical calls (each worker process has its own; the tokens count either
-    way)."""
+    lesson ids made from it), times, a similarity's digits past the 4th, and which of two
+    identical greedy calls was answered from the cache of identical calls (each worker process
+    has its own; the tokens count either way)."""
 
     def load(name: str, drop: tuple[str, ...]) -> list[str]:
         rows = [json.loads(line) for line in (folder / name).read_text().splitlines()]
@@ -75,6 +75,8 @@ def records(folder: Path) -> tuple[list[str], list[str]]:
             for hit in row.get("data", {}).get("hits", []):
                 hit.pop("run_id", None)
                 hit.pop("id", None)
+                if hit.get("similarity") is not None:  # the server's float32 or our own cosine
+                    hit["similarity"] = round(hit["similarity"], 4)
         return sorted(json.dumps(r, sort_keys=True) for r in rows)
 
     results = load("results.jsonl", ("run_id", "wall_s", "reused_calls"))

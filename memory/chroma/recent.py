@@ -20,10 +20,11 @@ A row deleted by another process in that time can still come back from this proc
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Sequence
+
+import numpy as np
 
 from reflexion.core.lesson_records import Recalled, Reflection
 
@@ -62,5 +63,12 @@ class Recent:
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+    """1 - the cosine distance, as the server gives it: in float32, sent as its shortest text
+    (so a row given back here has the similarity the server would give it, to float32's last
+    digit or so)."""
+    x, y = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    norm = np.linalg.norm(x) * np.linalg.norm(y)
+    if not norm:
+        return 0.0
+    distance = np.float32(1.0) - np.dot(x / np.linalg.norm(x), y / np.linalg.norm(y))
+    return 1.0 - float(str(np.float32(distance)))
