@@ -24,8 +24,6 @@ import threading
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from reflexion.core.lesson_records import Recalled, Reflection
 
 HOLD_S = 30.0  # the server was seen to give a row back within 3 s
@@ -66,6 +64,8 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """1 - the cosine distance, as the server gives it: in float32, sent as its shortest text
     (so a row given back here has the similarity the server would give it, to float32's last
     digit or so)."""
+    import numpy as np  # not at import: `reflexion --help` loads no numpy
+
     x, y = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
     norm = np.linalg.norm(x) * np.linalg.norm(y)
     if not norm:
