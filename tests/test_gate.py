@@ -162,3 +162,18 @@ def test_a_gate_it_cannot_run_is_refused_in_one_line(
     argv = ["run", "--env", "quadratic", "--strategy", "insights", "--gate", "2", *more]
     code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "r"), "--no-progress")
     assert said_ in one_line_error(code, err)
+
+
+def test_with_gate_rule_no_worse_a_lesson_that_ties_is_admitted_and_one_never_tried_is_not(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r"
+    stream(str(out), ("bank",), 16, gate=2, gate_rule="no-worse")
+    assert json.loads((out / "config.json").read_text())["gate_rule"] == "no-worse"
+    items = [r for r in lessons(out) if r["kind"] == "item"]
+    assert all(r["evidence"]["rule"] == "won >= lost, over 1 replay or more" for r in items)
+    tried = [r for r in items if r["evidence"]["replayed"]]
+    tied = [r for r in tried if r["evidence"]["tied"] == len(r["evidence"]["replayed"])]
+    assert tied and all(r["status"] == "admitted" for r in tied)  # `helps` rejects these
+    untried = [r for r in items if not r["evidence"]["replayed"]]
+    assert untried and all(r["status"] == "rejected" for r in untried)

@@ -163,6 +163,37 @@ class Order(StrEnum):
     STREAM = "stream"
 
 
+class GateRule(StrEnum):
+    """When the gate (`--gate K`, reflexion.trial.gate) admits a lesson, from its paired replays
+    (`--gate-rule`): `helps`, it won more replays than it lost; `no-worse`, it was replayed and
+    lost no more than it won, so a lesson whose replays all tie is admitted, and one that no
+    earlier task's recall shows is not (nothing was tried). A StrEnum: config.json holds the
+    plain string.
+
+    >>> GateRule.HELPS.admits(won=0, lost=0, tied=2), GateRule.NO_WORSE.admits(0, 0, tied=2)
+    (False, True)
+    >>> GateRule.NO_WORSE.admits(0, 0, tied=0), GateRule.NO_WORSE.admits(1, 2, 0)
+    (False, False)
+    """
+
+    HELPS = "helps"
+    NO_WORSE = "no-worse"
+
+    def admits(self, won: int, lost: int, tied: int) -> bool:
+        if self is GateRule.HELPS:
+            return won > lost
+        return won >= lost and won + lost + tied > 0
+
+    @property
+    def said(self) -> str:
+        """The rule as a gated lesson's evidence records it.
+
+        >>> GateRule.NO_WORSE.said
+        'won >= lost, over 1 replay or more'
+        """
+        return "won > lost" if self is GateRule.HELPS else "won >= lost, over 1 replay or more"
+
+
 class Curation(StrEnum):
     """How a curator writes memory for other tasks (`--curation`): `json`, bounded operations in
     a JSON object held to the design's schema, or `text`, free-text lines. A StrEnum, so

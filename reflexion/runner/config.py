@@ -17,7 +17,7 @@ from typing import Any
 
 from memory.backend import DEFAULT_COLLECTION, DEFAULT_EMBEDDER, collection_name
 from reflexion.actor import ROLE_TOKENS
-from reflexion.core.lesson_records import Curation, Order
+from reflexion.core.lesson_records import Curation, GateRule, Order
 from reflexion.core.records import Record
 from reflexion.models.prices import PRICES, PRICES_TAKEN, parse_price
 from reflexion.runner.parsers import Typed, meant_before, path_text, positive, role_limits, setting
@@ -169,10 +169,9 @@ class RunConfig(Typed, Record):
     curation: Curation = setting(
         Curation.JSON,
         help="how a curator writes memory for other tasks (insights, cheatsheet, bank): json (a "
-        "short reason, then bounded operations in a JSON object, held to the design's schema: a "
-        "grammar for the local model, structured output for an OpenAI model; the cheatsheet is "
-        "edited by delta operations, as ACE does) or text (free-text lines; the cheatsheet "
-        "rewritten whole). Answers are never constrained",
+        "reason, then bounded operations held to the design's schema: a grammar locally, "
+        "structured output on OpenAI; the cheatsheet by ACE's delta operations) or text "
+        "(free-text lines; the sheet rewritten whole). Answers are never constrained",
         choices=Curation,
         result=True,
         group=MODEL,
@@ -260,6 +259,15 @@ class RunConfig(Typed, Record):
         limits=(0, 64),
         label="gate replays",
         before=0,
+        group=MEMORY,
+    )
+    gate_rule: GateRule = setting(
+        GateRule.HELPS,
+        help="when --gate admits a lesson: helps, it won more replays than lost; no-worse, it "
+        "was replayed and lost no more than it won (all ties admit)",
+        choices=GateRule,
+        result=True,
+        label="gate rule",
         group=MEMORY,
     )
     memory_backend: str = setting(
@@ -370,17 +378,15 @@ class RunConfig(Typed, Record):
     )
     ray_address: str | None = setting(help="with --executor ray: the cluster", group=EXECUTION)
     price: str | None = setting(
-        help="the report's cost: IN,OUT, US dollars per million input and output tokens (e.g. "
-        f"2.5,10), or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; list prices "
-        f"of {PRICES_TAKEN}); default: the table's price of an API --model, none for a local "
-        "one. It changes no trial: `reflexion report RUN --price` reprices a run",
+        help="the report's cost: IN,OUT, US dollars per million tokens in and out (e.g. 2.5,10) "
+        f"or a model of the price table ({', '.join(list(PRICES)[:3])}, ...; prices of "
+        f"{PRICES_TAKEN}); default: the table's price of an API --model. No trial changes: "
+        "`reflexion report RUN --price` reprices a run",
         parse=parse_price,
         label="price (USD per million tokens in, out)",
         group=OUTPUT,
     )
-    run_id: str = setting(
-        "", help="the run's id (given by the run folder)", cli=False, group=OUTPUT
-    )
+    run_id: str = setting("", help="the run's id (its folder's)", cli=False, group=OUTPUT)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}

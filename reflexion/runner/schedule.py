@@ -81,7 +81,8 @@ class Trials:
         order = list(p.saved.get("stream_order") or ())
         earlier = order[: order.index(task_id)] if task_id in order else []
         tasks = tuple(self.tasks[t] for t in earlier)
-        return Replay(p.config.gate, tasks, first, p.strategies[strategy].shows)
+        shows = p.strategies[strategy].shows
+        return Replay(p.config.gate, tasks, first, shows, p.config.gate_rule)
 
 
 def stream_order(task_ids: Sequence[str], seed: int | None) -> list[str]:

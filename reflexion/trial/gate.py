@@ -8,6 +8,9 @@ model when it ran the task.
 
     admit  when  won > lost   (won: solved with it, not without; lost: the other way round)
 
+or, with `--gate-rule no-worse`, when won >= lost over at least one replayed task: a lesson
+whose replays all tie is admitted, one that no earlier recall shows is not (GateRule).
+
 Which tasks: for a lesson recalled by similarity (an exemplar, an item, a skill, a reflection in
 global scope), the earlier tasks nearest to the lesson whose recall, with the candidate in the
 memory, shows it; for a board (ExpeL's rules, the cheatsheet: in every prompt), the earlier tasks
@@ -23,6 +26,8 @@ replays' calls are the trial's own: their tokens and calls count in its cost, an
     True
     >>> Verdict(("q1", "q2"), won=1, lost=1, tied=0).admitted
     False
+    >>> Verdict(("q1", "q2"), won=0, lost=0, tied=2, rule=GateRule.NO_WORSE).admitted
+    True
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any, Protocol
 from reflexion.core.lesson_records import (
     ADMITTED,
     REJECTED,
+    GateRule,
     Kind,
     Recalled,
     RecallScope,
@@ -85,6 +91,7 @@ class Replay:
     earlier: tuple[Task, ...]
     shown: Shown
     kinds: tuple[str, ...] = ()  # the kinds `shown` shows: a lesson of another kind is not judged
+    rule: GateRule = GateRule.HELPS
 
 
 @dataclass(frozen=True)
@@ -96,10 +103,11 @@ class Verdict:
     lost: int = 0
     tied: int = 0
     calls: tuple[str, ...] = ()  # the trace ids of the replays' model calls
+    rule: GateRule = GateRule.HELPS
 
     @property
     def admitted(self) -> bool:
-        return self.won > self.lost
+        return self.rule.admits(self.won, self.lost, self.tied)
 
     @property
     def status(self) -> str:
@@ -108,7 +116,7 @@ class Verdict:
     def evidence(self, k: int) -> dict[str, Any]:
         """What a gated lesson keeps of its verdict (Reflection.evidence)."""
         told = {"replayed": list(self.replayed), "won": self.won, "lost": self.lost}
-        return told | {"tied": self.tied, "k": k, "rule": "won > lost", "calls": list(self.calls)}
+        return told | {"tied": self.tied, "k": k, "rule": self.rule.said, "calls": list(self.calls)}
 
     def said(self) -> str:
         """One line for the trace and the board's notes, as a gated lesson says it.
@@ -185,7 +193,7 @@ async def judge(
         tied += with_ == without
         for arm, steps in (("without", steps_a), ("with", steps_b)):
             calls += [relog(trial, s, episode, {"replayed": task.id, "arm": arm}) for s in steps]
-    verdict = Verdict(tuple(t.id for t in tasks), won, lost, tied, tuple(calls))
+    verdict = Verdict(tuple(t.id for t in tasks), won, lost, tied, tuple(calls), replay.rule)
     data = verdict.evidence(replay.k) | {"status": verdict.status, "ids": [r.id for r in added]}
     trial.note(episode, "gate", verdict.said(), data)
     return verdict
