@@ -138,7 +138,7 @@ def test_the_resume_command_names_the_folder_a_run_chose_itself(tmp_path: Path) 
 
 # --- the real local model, in process and served -------------------------------------------
 
-SQL = ["compare", "--env", "sql:2", "--strategies", "single,reflexion", "--episodes", "2"]
+SQL = ["compare", "--env", "sql:1", "--strategies", "single,reflexion", "--episodes", "2"]
 SQL += ["--embedder", "hash-64", "--max-tokens", "generate=128,reflect=64", "--no-progress"]
 
 
@@ -146,7 +146,7 @@ SQL += ["--embedder", "hash-64", "--max-tokens", "generate=128,reflect=64", "--n
 def test_ctrl_c_cancels_a_local_models_decode_and_the_resume_finishes(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = start([*SQL, "--model", "smollm2-135m", "--out", str(out)], tmp_path / "first")
-    check_interrupted_then_resume(proc, out, tmp_path / "first", total=4)
+    check_interrupted_then_resume(proc, out, tmp_path / "first", total=2)
 
 
 @pytest.fixture
@@ -169,7 +169,7 @@ def test_ctrl_c_abandons_a_served_models_request_and_the_resume_finishes(
 
     out = tmp_path / "run"
     proc = start([*SQL, "--model", served, "--out", str(out)], tmp_path / "first")
-    results, table = check_interrupted_then_resume(proc, out, tmp_path / "first", total=4)
+    results, table = check_interrupted_then_resume(proc, out, tmp_path / "first", total=2)
     assert "local model" in table  # a server on this machine costs no money
     url, _, name = served.removeprefix("openai-compatible:").partition("#")
     client = OpenAI(base_url=url, api_key="unused", timeout=60)
