@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
 import tempfile
@@ -48,6 +49,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     made = config.stash.get(_MADE, None)
     if made:
         shutil.rmtree(made, ignore_errors=True)
+
+
+# Each xdist worker's local models get their share of the cores (1 each on 2 cores): two
+# llama.cpp processes that each spin on every core slow each other down many times over (a
+# served-model test took 540 s beside another, against 74 s alone).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+if _WORKERS > 1:
+    os.environ.setdefault("REFLEXION_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+
+# pytest-timeout fails a test at 10 minutes with SIGALRM, which a thread stuck in C code (or an
+# unwinding that waits on it) never sees. Five minutes later still, faulthandler's own thread
+# prints every thread's stack to the real stderr and ends the worker, so the run stops with the
+# test's name and where it hung (xdist does not restart the worker), never at CI's time limit.
+HARD_STOP_S = 900
+_STDERR: list[int] = []  # the terminal's stderr, copied while no capture holds fd 2
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not _STDERR:
+        _STDERR.append(os.dup(2))
+    faulthandler.dump_traceback_later(HARD_STOP_S, exit=True, file=_STDERR[0])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 SECRET = "HELD-OUT-SECRET-7f3a"

@@ -134,7 +134,9 @@ def test_every_gated_design_runs_a_stream_with_real_weights(tmp_path: Path, caps
     argv = ["compare", "--env", "game24:3", "--episodes", "1", "--order", "stream", "--gate", "2"]
     argv += ["--strategies", designs, "--out", str(out), "--model", "smollm2-135m"]
     argv += ["--embedder", "hash-64", "--no-progress"]
-    argv += ["--max-tokens", "generate=48,distill=160,propose=64", "--code-rounds", "1"]
+    # 320: at 160 the curator's JSON was cut off on every task with one thread (as each of two
+    # test workers runs), so nothing reached the gate
+    argv += ["--max-tokens", "generate=48,distill=320,propose=64", "--code-rounds", "1"]
     assert main(argv) == 0, capsys.readouterr().err
     folder = RunFolder(out)
     assert len(folder.results()) == 5 * 3
