@@ -4,22 +4,16 @@ on instead of what PersistentClient would do (create a store anywhere, or raise 
     >>> split_url("http://127.0.0.1:8000")
     ('127.0.0.1', 8000, False)
 
-An embedded store is held by one process at a time (StoreLock, a `flock` beside the store's
-folder): Chroma's embedded store caches index state in each process and is not safe for two
-writing processes at once, so a second run on the same `--memory DIR` waits its turn (and says
-so).
+Which process holds an embedded store, and the task cache its writers share, are in
+memory.chroma.holders.
 """
 
 from __future__ import annotations
 
-import fcntl
-import sys
-import threading
 import time
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from reflexion.core.errors import StoreError, UsageError
@@ -29,7 +23,6 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
     from memory.backend import StoreSettings
-    from memory.chroma.tasks import TaskCache
     from reflexion.core.protocols import Embedder
 
 SQLITE_FILE = "chroma.sqlite3"
@@ -207,94 +200,3 @@ class Unresolved:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         msg = "ChromaMemory.open resolves the embedder before any call"
         raise AssertionError(msg)
-
-
-_HELD: dict[Path, list[Any]] = {}  # store path -> [lock file, holders] in this process
-_HELD_LOCK = threading.Lock()
-
-
-class StoreLock:
-    """This process's hold on an embedded store (shared by its ChromaMemory objects: a second
-    flock from the same process would wait on itself)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path.resolve()
-        with _HELD_LOCK:
-            held = _HELD.get(self.path)
-            if held is None:
-                held = _HELD[self.path] = [_take_store(self.path), 0]
-            held[1] += 1
-        # let go once: on close, when a memory nobody closed is collected, or at exit
-        self._let_go = weakref.finalize(self, _let_go, self.path)
-
-    def close(self) -> None:
-        self._let_go()
-
-
-def _let_go(path: Path) -> None:
-    with _HELD_LOCK:
-        held = _HELD[path]
-        held[1] -= 1
-        if held[1] == 0:
-            held[0].close()  # closing the file releases the flock
-            del _HELD[path]
-
-
-def _take_store(path: Path) -> IO[str]:
-    """Take the store for this process. Chroma's embedded store caches index state in each
-    process and is not safe for two writing processes at once (a second writer fails with
-    "Error finding id", or loses records), so a second run on the same `--memory DIR` waits its
-    turn; runs that must write concurrently share a `chroma run` server (`--chroma-url`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = (path.parent / f".{path.name}.lock").open("a")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print(
-            f"reflexion: memory store {path} is in use by another run; waiting for it "
-            "(use --chroma-url to share a store between concurrent runs)",
-            file=sys.stderr,
-        )
-        fcntl.flock(handle, fcntl.LOCK_EX)
-    return handle
-
-
-_SHARED: dict[tuple[Path, str], list[Any]] = {}  # (folder, collection) -> [TaskCache, holders]
-_SHARED_LOCK = threading.Lock()
-
-
-class CacheHold:
-    """A writer's hold on the task cache (memory.chroma.tasks.TaskCache, made by `make` for
-    the first writer) of one collection in an embedded folder, shared with the process's other
-    writers of it, as StoreLock is; let go on close or when the writer is collected."""
-
-    def __init__(self, path: Path, collection: str, make: Callable[[], TaskCache]) -> None:
-        key = (path.resolve(), collection)
-        with _SHARED_LOCK:
-            held = _SHARED.get(key)
-            if held is None:
-                held = _SHARED[key] = [make(), 0]
-            held[1] += 1
-        self.cache: TaskCache = held[0]
-        self._let_go = weakref.finalize(self, _let_go_cache, key)
-
-    def close(self) -> None:
-        self._let_go()
-
-
-def shared_cache(path: Path | None, collection: str) -> TaskCache | None:
-    """The cache this process's writers keep of a collection, if any: a write through any
-    ChromaMemory on the folder must update it."""
-    if path is None:
-        return None
-    with _SHARED_LOCK:
-        held = _SHARED.get((path.resolve(), collection))
-    return None if held is None else cast("TaskCache", held[0])
-
-
-def _let_go_cache(key: tuple[Path, str]) -> None:
-    with _SHARED_LOCK:
-        held = _SHARED[key]
-        held[1] -= 1
-        if held[1] == 0:
-            del _SHARED[key]
