@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from memory.chroma import holders
-from memory.chroma.holders import CacheHold, Holders, StoreLock, shared_cache
+from memory.chroma import connect
+from memory.chroma.connect import CacheHold, Holders, StoreLock, shared_cache
 from memory.chroma.tasks import TaskCache
 
 
@@ -74,7 +74,7 @@ def test_a_store_nobody_closed_collected_inside_the_registry_is_unlocked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old, new = tmp_path / "old", tmp_path / "new"
-    take = holders._take_store
+    take = connect._take_store
 
     def take_collecting(path: Path) -> Any:
         gc.collect()
@@ -83,7 +83,7 @@ def test_a_store_nobody_closed_collected_inside_the_registry_is_unlocked(
     gc.disable()
     try:
         Orphan(StoreLock(old))
-        monkeypatch.setattr(holders, "_take_store", take_collecting)
+        monkeypatch.setattr(connect, "_take_store", take_collecting)
         lock = finishes(lambda: StoreLock(new))
     finally:
         gc.enable()

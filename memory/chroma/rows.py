@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.chroma.connect import one_line
-from memory.chroma.holders import shared_cache
+from memory.chroma.connect import one_line, shared_cache
 from memory.chroma.recent import Recent
 from reflexion.core.curation import Change
 from reflexion.core.errors import StoreError, UsageError

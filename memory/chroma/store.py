@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Self, cast
 from memory.backend import Access, Backend, StoreSettings
 from memory.chroma.connect import (
     SQLITE_FILE,
+    CacheHold,
     Retrying,
+    StoreLock,
     Unresolved,
     check_model,
     connect,
@@ -36,7 +38,6 @@ from memory.chroma.connect import (
 from memory.chroma.credit import Credits
 from memory.chroma.filters import Filters, where_of
 from memory.chroma.history import History
-from memory.chroma.holders import CacheHold, StoreLock
 from memory.chroma.merging import Merges
 from memory.chroma.recall import Filtered, Recall
 from memory.chroma.rows import Rows

@@ -11,7 +11,7 @@ Only a process that alone writes a store may keep a cache of it: an embedded fol
 StoreLock. Every write of that process (memory.chroma.rows.Rows.add_embedded and delete,
 whichever ChromaMemory object on the folder makes it) updates the cache under the cache's lock,
 so a recall sees what was written before it. The cache is shared by the process's writers of
-one collection (memory.chroma.holders.CacheHold) and dropped with the last of them, when the
+one collection (memory.chroma.connect.CacheHold) and dropped with the last of them, when the
 folder's lock is let go.
 
     >>> from reflexion.core.lesson_records import RecallScope
