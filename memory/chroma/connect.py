@@ -230,8 +230,10 @@ class Holders:
 
     def __init__(self, close: Callable[[Any], object] = lambda held: None) -> None:
         self._held: dict[Hashable, list[Any]] = {}  # key -> [object, holders]
-        self._lock = threading.Lock()
-        self._owner: int | None = None  # the thread inside, if any
+        # re-entrant: the collector may run a holder's finalizer on the thread inside, at any
+        # allocation (the lock's own release included), and that let_go must not wait on itself
+        self._lock = threading.RLock()
+        self._depth = 0  # how deep the thread inside has entered
         self._gone: collections.deque[Hashable] = collections.deque()  # let go, not yet counted
         self._close = close
 
@@ -251,31 +253,35 @@ class Holders:
         return None if held is None else held[0]
 
     def let_go(self, key: Hashable) -> None:
-        """One holder of `key` lets go. On the thread inside the registry (a finalizer run by
-        the collector there) it is counted when that thread leaves, not waited for."""
+        """One holder of `key` lets go. Counted as the outermost entry leaves, so a finalizer
+        run in the middle of `take` cannot close what `take` is about to hand out."""
         self._gone.append(key)
-        if self._owner != threading.get_ident():
-            with self._inside():
-                pass  # leaving counts it
+        with self._inside():
+            pass  # leaving counts it
 
     @contextlib.contextmanager
     def _inside(self) -> Iterator[None]:
         with self._lock:
-            self._owner = threading.get_ident()
+            self._depth += 1
             try:
                 yield
             finally:
-                self._count_gone()
-                self._owner = None
+                self._depth -= 1
+                if self._depth == 0:
+                    self._count_gone()
 
     def _count_gone(self) -> None:
-        while self._gone:
-            key = self._gone.popleft()
-            held = self._held[key]
-            held[1] -= 1
-            if held[1] == 0:
-                del self._held[key]
-                self._close(held[0])
+        self._depth = 1  # a let_go run meanwhile (by the collector, in `close`) only queues
+        try:
+            while self._gone:
+                key = self._gone.popleft()
+                held = self._held[key]
+                held[1] -= 1
+                if held[1] == 0:
+                    del self._held[key]
+                    self._close(held[0])
+        finally:
+            self._depth = 0
 
 
 def _take_store(path: Path) -> IO[str]:
